@@ -1,0 +1,120 @@
+// The EdgeRoute API (net.10xdev.io) as TypeScript types. The JSON Schemas in
+// schema.ts describe the same shapes for the CRD and for ajv; the two are kept
+// together by tests that validate generated objects against the schemas.
+
+export const GROUP = "net.10xdev.io";
+export const KIND = "EdgeRoute";
+export const PLURAL = "edgeroutes";
+export const SINGULAR = "edgeroute";
+export const SHORT_NAMES = ["er"] as const;
+export const CRD_NAME = `${PLURAL}.${GROUP}`;
+export const VERSIONS = ["v1", "v2"] as const;
+export type Version = (typeof VERSIONS)[number];
+export const API_VERSION_V1 = `${GROUP}/v1`;
+export const API_VERSION_V2 = `${GROUP}/v2`;
+
+/** The finalizer that holds a route until the data plane no longer serves it. */
+export const FINALIZER = `${GROUP}/deprogram`;
+/** Carries the whole v2 spec on a v1 object whose v2 form says more than v1 can. */
+export const V2_SPEC_ANNOTATION = `${GROUP}/v2-spec`;
+
+export interface ObjectMeta {
+  readonly name?: string;
+  readonly generateName?: string;
+  readonly namespace?: string;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+  readonly generation?: number;
+  readonly creationTimestamp?: string;
+  readonly deletionTimestamp?: string;
+  readonly deletionGracePeriodSeconds?: number;
+  readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
+  readonly finalizers?: readonly string[];
+  readonly ownerReferences?: readonly unknown[];
+  readonly managedFields?: readonly unknown[];
+  readonly [key: string]: unknown;
+}
+
+/** metav1.Condition */
+export interface Condition {
+  readonly type: string;
+  readonly status: "True" | "False" | "Unknown";
+  readonly reason: string;
+  readonly message: string;
+  readonly observedGeneration?: number;
+  readonly lastTransitionTime: string;
+}
+
+export interface EdgeRouteStatus {
+  readonly observedGeneration?: number;
+  readonly conditions?: readonly Condition[];
+}
+
+export interface EdgeRouteSpecV1 {
+  /** DNS-1123 subdomain or a wildcard `*.example.com`; absent means any host. */
+  readonly host?: string;
+  readonly pathPrefix: string;
+  /** A Service in the route's namespace (DNS-1035 label). */
+  readonly service: string;
+  readonly port: number;
+  readonly timeoutSeconds?: number;
+}
+
+export type PathMatchType = "PathPrefix" | "Exact";
+
+export interface PathMatch {
+  readonly type?: PathMatchType;
+  readonly value: string;
+}
+
+export interface HeaderMatch {
+  readonly name: string;
+  readonly value: string;
+}
+
+export interface RouteMatch {
+  readonly path: PathMatch;
+  readonly headers?: readonly HeaderMatch[];
+}
+
+export interface Backend {
+  readonly name: string;
+  readonly port: number;
+  readonly weight?: number;
+}
+
+export interface RouteRule {
+  readonly matches: readonly RouteMatch[];
+  readonly backends: readonly Backend[];
+  /** A Gateway API duration such as `15s` or `1m30s`. */
+  readonly timeout?: string;
+}
+
+export interface EdgeRouteSpecV2 {
+  readonly hostnames?: readonly string[];
+  readonly rules: readonly RouteRule[];
+}
+
+interface EdgeRouteBase<V extends string, S> {
+  readonly apiVersion: V;
+  readonly kind: typeof KIND;
+  readonly metadata: ObjectMeta;
+  readonly spec: S;
+  readonly status?: EdgeRouteStatus;
+}
+
+export type EdgeRouteV1 = EdgeRouteBase<typeof API_VERSION_V1, EdgeRouteSpecV1>;
+export type EdgeRouteV2 = EdgeRouteBase<typeof API_VERSION_V2, EdgeRouteSpecV2>;
+export type EdgeRoute = EdgeRouteV1 | EdgeRouteV2;
+
+export function isVersion(v: unknown): v is Version {
+  return typeof v === "string" && (VERSIONS as readonly string[]).includes(v);
+}
+
+/** `net.10xdev.io/v2` → `v2`; anything else → undefined. */
+export function versionOf(apiVersion: unknown): Version | undefined {
+  if (typeof apiVersion !== "string" || !apiVersion.startsWith(`${GROUP}/`)) return undefined;
+  const v = apiVersion.slice(GROUP.length + 1);
+  return isVersion(v) ? v : undefined;
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env node
+// edge-operator: one executable, one subcommand per job.
+
+import { UsageError, type Command } from "./command.js";
+import { serveCommand } from "./serve.js";
+
+const commands: Command[] = [serveCommand];
+
+function usage(): string {
+  const width = Math.max(...commands.map((c) => c.name.length));
+  return [
+    "Usage: edge-operator COMMAND [options]",
+    "",
+    "Commands:",
+    ...commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`),
+    "",
+    "Run 'edge-operator COMMAND --help' for a command's options.",
+    "",
+  ].join("\n");
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === "-h" || name === "--help" || name === "help") {
+    process.stdout.write(usage());
+    return name === undefined ? 2 : 0;
+  }
+  const cmd = commands.find((c) => c.name === name);
+  if (!cmd) {
+    process.stderr.write(`edge-operator: unknown command ${JSON.stringify(name)}; run 'edge-operator --help'\n`);
+    return 2;
+  }
+  try {
+    return await cmd.run(rest);
+  } catch (err) {
+    const e = err as Error & { code?: string };
+    // parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes: those are usage errors too.
+    const isUsage = err instanceof UsageError || (typeof e.code === "string" && e.code.startsWith("ERR_PARSE_ARGS"));
+    process.stderr.write(`edge-operator ${name}: ${e.message.split("\n")[0]}\n`);
+    return isUsage ? 2 : 1;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    process.stderr.write(`edge-operator: ${(err as Error).message}\n`);
+    process.exitCode = 1;
+  },
+);

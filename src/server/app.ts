@@ -1,0 +1,88 @@
+// The express app: health, readiness, metrics, and the JSON routes it is given.
+
+import express, { type NextFunction, type Request, type Response } from "express";
+import { logger } from "./logger.js";
+import { httpRequestDuration, registry } from "./metrics.js";
+import { errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
+
+export interface AppOptions {
+  routes: readonly JsonRoute[];
+  /** Readiness beyond "the process is up": TLS material loaded, and whatever else the caller needs. */
+  ready: () => boolean;
+}
+
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+  limit?: number;
+}
+
+function send(res: Response, reply: JsonReply): void {
+  res.status(reply.status).type("application/json").send(JSON.stringify(reply.body));
+}
+
+export function createApp(opts: AppOptions): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+
+  app.get("/healthz", (_req, res) => {
+    res.type("text/plain").send("ok");
+  });
+  app.get("/readyz", (_req, res) => {
+    if (opts.ready()) res.type("text/plain").send("ok");
+    else res.status(503).type("text/plain").send("not ready");
+  });
+  app.get("/metrics", async (_req, res) => {
+    res.type(registry.contentType).send(await registry.metrics());
+  });
+
+  for (const route of opts.routes) {
+    app.post(
+      route.path,
+      // Raw bytes, whatever the content type says: a webhook caller that gets the
+      // header wrong still deserves a JSON answer, not a silent empty body.
+      express.raw({ type: () => true, limit: route.limit }),
+      async (req: Request, res: Response) => {
+        const end = httpRequestDuration.startTimer({ route: route.path });
+        let reply: JsonReply;
+        try {
+          const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+          let body: unknown;
+          try {
+            body = JSON.parse(raw.toString("utf8"));
+          } catch (err) {
+            reply = errorReply(400, "BadRequest", `request body is not valid JSON: ${(err as Error).message}`);
+            send(res, reply);
+            end({ code: reply.status });
+            return;
+          }
+          reply = await route.handle(body, { headers: req.headers, log: logger });
+        } catch (err) {
+          // A handler bug must not take the server down or leave the caller hanging.
+          logger.error({ err, route: route.path }, "handler failed");
+          reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
+        }
+        send(res, reply);
+        end({ code: reply.status });
+      },
+    );
+  }
+
+  app.use((_req, res) => {
+    send(res, errorReply(404, "NotFound", "no such path; this server answers /convert, /validate, /mutate, /reconcile"));
+  });
+
+  // Errors from body parsing: oversized, aborted or undecodable bodies.
+  app.use((err: BodyParserError, req: Request, res: Response, _next: NextFunction) => {
+    if (err.type === "entity.too.large") {
+      send(res, errorReply(413, "RequestEntityTooLarge", `request body is larger than the ${err.limit ?? "configured"}-byte limit of ${req.path}`));
+      return;
+    }
+    const status = err.status !== undefined && err.status >= 400 && err.status < 500 ? err.status : 500;
+    if (status === 500) logger.error({ err, path: req.path }, "request failed");
+    send(res, errorReply(status, status === 500 ? "InternalError" : "BadRequest", err.message));
+  });
+
+  return app;
+}
