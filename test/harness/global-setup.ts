@@ -1,0 +1,46 @@
+// Builds the control plane's binaries once per run, before any test file, and
+// after the run checks that no etcd or kube-apiserver of ours is left behind.
+
+import { execFileSync } from "node:child_process";
+import type { TestProject } from "vitest/node";
+import { ensureTestbin } from "./testbin.js";
+
+declare module "vitest" {
+  export interface ProvidedContext {
+    testbinDir: string;
+  }
+}
+
+function strayProcesses(binDir: string): string[] {
+  try {
+    const out = execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" });
+    return out
+      .split("\n")
+      .filter((l) => l.includes(`${binDir}/etcd `) || l.includes(`${binDir}/kube-apiserver `))
+      .filter((l) => !l.includes("supervise.sh"));
+  } catch {
+    return [];
+  }
+}
+
+export default function setup(project: TestProject): () => void {
+  const res = ensureTestbin();
+  if (!res.ok) {
+    // vitest.config.ts already leaves these suites out when Go is missing
+    // outside CI; reaching here means they were meant to run and cannot.
+    throw new Error(`the integration tests cannot run: the test control plane is not available: ${res.reason}`);
+  }
+  project.provide("testbinDir", res.binDir);
+  process.env.EDGE_TESTBIN_BIN = res.binDir;
+  return () => {
+    // Give supervisors a moment to finish stopping what they ran.
+    let stray = strayProcesses(res.binDir);
+    for (let i = 0; i < 50 && stray.length > 0; i++) {
+      execFileSync("sleep", ["0.2"]);
+      stray = strayProcesses(res.binDir);
+    }
+    if (stray.length > 0) {
+      throw new Error(`test control plane processes left running after the suite:\n${stray.join("\n")}`);
+    }
+  };
+}
