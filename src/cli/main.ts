@@ -3,8 +3,10 @@
 
 import { UsageError, type Command } from "./command.js";
 import { serveCommand } from "./serve.js";
+import { certsCommand } from "./certs.js";
+import { watchCommand } from "./watch.js";
 
-const commands: Command[] = [serveCommand];
+const commands: Command[] = [serveCommand, watchCommand, certsCommand];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -3,6 +3,13 @@ import { createApp } from "../server/app.js";
 import { parseListen, startHttpsServer } from "../server/https.js";
 import { logger } from "../server/logger.js";
 import { MiB, type JsonRoute } from "../server/json-route.js";
+import { conversionRoute } from "../conversion/review.js";
+import { loadKubeConfig } from "../server/kubeconfig.js";
+import { admissionRoutes } from "../webhooks/admission-routes.js";
+import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "../certs/serve-tls.js";
+import type { ManagedCertOptions } from "../certs/managed-serving.js";
+import { DATA_PLANES, reconcileRoutes, type DataPlaneKind } from "../reconcile/reconcile-setup.js";
+import { parseDuration } from "./watch.js";
 import { UsageError, type Command } from "./command.js";
 
 const help = `Usage: edge-operator serve --tls-cert FILE --tls-key FILE [options]
@@ -17,8 +24,14 @@ Options:
   --convert-body-limit MIB  largest ConversionReview accepted, in MiB (default 64)
   --kubeconfig FILE         cluster access for /reconcile and conflict warnings
                             (default: $KUBECONFIG, then in-cluster)
+  --dataplane KIND          memory | envoy-configmap (default memory)
+  --dataplane-namespace NS  envoy-configmap: the ConfigMap's namespace (default
+                            $POD_NAMESPACE, else default)
+  --dataplane-configmap N   envoy-configmap: the ConfigMap's name (default edge-envoy-xds)
+  --deprogram-timeout DUR   how long a deleted route waits for the data plane
+                            before it says DeprogramStuck (default 2m)
   -h, --help                this text
-`;
+${certFlagsHelp}`;
 
 export interface ServeOptions {
   listen: string;
@@ -26,6 +39,12 @@ export interface ServeOptions {
   tlsKey: string;
   convertBodyLimit: number;
   kubeconfig?: string;
+  dataPlane: DataPlaneKind;
+  dataPlaneNamespace: string;
+  dataPlaneConfigMap: string;
+  deprogramTimeoutMs: number;
+  /** --cert-secret: the key pair lives in a Secret instead of files. */
+  certs?: ManagedCertOptions;
 }
 
 export function parseServeArgs(argv: string[]): ServeOptions | "help" {
@@ -37,27 +56,54 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "tls-key": { type: "string" },
       "convert-body-limit": { type: "string", default: "64" },
       kubeconfig: { type: "string" },
+      dataplane: { type: "string", default: "memory" },
+      "dataplane-namespace": { type: "string", default: process.env.POD_NAMESPACE ?? "default" },
+      "dataplane-configmap": { type: "string", default: "edge-envoy-xds" },
+      "deprogram-timeout": { type: "string", default: "2m" },
       help: { type: "boolean", short: "h" },
+      ...certFlagOptions,
     },
     strict: true,
   });
   if (values.help) return "help";
-  if (!values["tls-cert"] || !values["tls-key"]) throw new UsageError("--tls-cert and --tls-key are required");
+  const certs = parseCertFlags(values);
+  if (!certs && (!values["tls-cert"] || !values["tls-key"])) {
+    throw new UsageError("--tls-cert and --tls-key are required (or --cert-secret)");
+  }
   const limit = Number(values["convert-body-limit"]);
   if (!Number.isFinite(limit) || limit <= 0) throw new UsageError("--convert-body-limit must be a positive number of MiB");
   parseListen(values.listen);
+  const dataPlane = values.dataplane as DataPlaneKind;
+  if (!DATA_PLANES.includes(dataPlane)) {
+    throw new UsageError(`--dataplane must be one of ${DATA_PLANES.join(", ")}, got ${JSON.stringify(values.dataplane)}`);
+  }
   return {
+    dataPlane,
+    dataPlaneNamespace: values["dataplane-namespace"],
+    dataPlaneConfigMap: values["dataplane-configmap"],
+    deprogramTimeoutMs: parseDuration("--deprogram-timeout", values["deprogram-timeout"]),
     listen: values.listen,
-    tlsCert: values["tls-cert"],
-    tlsKey: values["tls-key"],
+    tlsCert: values["tls-cert"] ?? "",
+    tlsKey: values["tls-key"] ?? "",
     convertBodyLimit: Math.floor(limit * MiB),
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+    ...(certs ? { certs } : {}),
   };
 }
 
 /** The routes the server hosts; each module owns its handler. */
-export async function buildRoutes(_opts: ServeOptions): Promise<JsonRoute[]> {
-  return [];
+export async function buildRoutes(opts: ServeOptions): Promise<JsonRoute[]> {
+  const kc = loadKubeConfig(opts.kubeconfig);
+  return [
+    conversionRoute(opts.convertBodyLimit),
+    ...admissionRoutes(kc),
+    ...(await reconcileRoutes(kc, {
+      dataPlane: opts.dataPlane,
+      configMapNamespace: opts.dataPlaneNamespace,
+      configMapName: opts.dataPlaneConfigMap,
+      deprogramTimeoutMs: opts.deprogramTimeoutMs,
+    })),
+  ];
 }
 
 export const serveCommand: Command = {
@@ -74,7 +120,9 @@ export const serveCommand: Command = {
     let tlsLoaded = false;
     const routes = await buildRoutes(opts);
     const app = createApp({ routes, ready: () => tlsLoaded });
-    const running = await startHttpsServer(app, { host, port, tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey } });
+    const tls = await serveTls(opts);
+    const running = await startHttpsServer(app, { host, port, tls: tls.tls });
+    tls.attach(running);
     tlsLoaded = true;
     logger.info({ address: running.address }, "serving");
 
@@ -87,6 +135,7 @@ export const serveCommand: Command = {
       process.once("SIGTERM", onSignal);
       process.once("SIGINT", onSignal);
     });
+    tls.stop();
     await running.stop();
     logger.info("stopped");
     return 0;

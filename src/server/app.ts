@@ -37,7 +37,22 @@ export function createApp(opts: AppOptions): express.Express {
     res.type(registry.contentType).send(await registry.metrics());
   });
 
-  for (const route of opts.routes) {
+  for (const route of opts.routes.filter((r) => r.method === "GET")) {
+    app.get(route.path, async (req: Request, res: Response) => {
+      const end = httpRequestDuration.startTimer({ route: route.path });
+      let reply: JsonReply;
+      try {
+        reply = await route.handle(undefined, { headers: req.headers, log: logger });
+      } catch (err) {
+        logger.error({ err, route: route.path }, "handler failed");
+        reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
+      }
+      send(res, reply);
+      end({ code: reply.status });
+    });
+  }
+
+  for (const route of opts.routes.filter((r) => r.method !== "GET")) {
     app.post(
       route.path,
       // Raw bytes, whatever the content type says: a webhook caller that gets the

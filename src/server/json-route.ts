@@ -16,8 +16,10 @@ export interface RequestContext {
 }
 
 export interface JsonRoute {
-  /** For example `/convert`. Only POST is served. */
+  /** For example `/convert`. */
   readonly path: string;
+  /** POST by default; a GET route gets `undefined` as its body. */
+  readonly method?: "GET" | "POST";
   /** Largest body accepted, in bytes; a larger one is answered 413. */
   readonly limit: number;
   handle(body: unknown, ctx: RequestContext): JsonReply | Promise<JsonReply>;

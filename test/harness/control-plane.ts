@@ -43,6 +43,14 @@ export interface ControlPlaneOptions {
   apiserverArgs?: string[];
 }
 
+function runId(): string {
+  try {
+    return inject("runId");
+  } catch {
+    return "bench";
+  }
+}
+
 function binDir(): string {
   let dir = "";
   try {
@@ -84,7 +92,7 @@ function getReadyz(server: string, caPem: string, client: KeyPair): Promise<bool
 
 export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise<ControlPlane> {
   const bin = binDir();
-  const dir = mkdtempSync(path.join(os.tmpdir(), "edge-cp-"));
+  const dir = mkdtempSync(path.join(os.tmpdir(), `edge-cp-${runId()}-`));
   const started = process.hrtime.bigint();
   const procs: Supervised[] = [];
   const stopAll = async (): Promise<void> => {

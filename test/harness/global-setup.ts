@@ -8,15 +8,18 @@ import { ensureTestbin } from "./testbin.js";
 declare module "vitest" {
   export interface ProvidedContext {
     testbinDir: string;
+    /** Marks this run's temporary directories, so the leftover check sees only ours. */
+    runId: string;
   }
 }
 
-function strayProcesses(binDir: string): string[] {
+function strayProcesses(binDir: string, runId: string): string[] {
   try {
     const out = execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" });
     return out
       .split("\n")
       .filter((l) => l.includes(`${binDir}/etcd `) || l.includes(`${binDir}/kube-apiserver `))
+      .filter((l) => l.includes(`edge-cp-${runId}-`))
       .filter((l) => !l.includes("supervise.sh"));
   } catch {
     return [];
@@ -30,14 +33,16 @@ export default function setup(project: TestProject): () => void {
     // outside CI; reaching here means they were meant to run and cannot.
     throw new Error(`the integration tests cannot run: the test control plane is not available: ${res.reason}`);
   }
+  const runId = String(process.pid);
   project.provide("testbinDir", res.binDir);
+  project.provide("runId", runId);
   process.env.EDGE_TESTBIN_BIN = res.binDir;
   return () => {
     // Give supervisors a moment to finish stopping what they ran.
-    let stray = strayProcesses(res.binDir);
+    let stray = strayProcesses(res.binDir, runId);
     for (let i = 0; i < 50 && stray.length > 0; i++) {
       execFileSync("sleep", ["0.2"]);
-      stray = strayProcesses(res.binDir);
+      stray = strayProcesses(res.binDir, runId);
     }
     if (stray.length > 0) {
       throw new Error(`test control plane processes left running after the suite:\n${stray.join("\n")}`);

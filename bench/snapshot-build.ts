@@ -1,0 +1,71 @@
+// Snapshot build time for many routes against its floor: JSON-serializing the
+// snapshot it produces (which hashing needs anyway). Exported for
+// bench/reconcile.bench.ts; `npx tsx bench/snapshot-build.ts [routes] [runs]` runs it alone.
+
+import { performance } from "node:perf_hooks";
+import { buildSnapshot } from "../src/reconcile/snapshot.js";
+import { syntheticInput } from "../test/fixtures/synthetic-routes.js";
+
+export interface SnapshotBuildFigures {
+  readonly routes: number;
+  readonly runs: number;
+  /** Milliseconds, per run. */
+  readonly buildMs: readonly number[];
+  readonly serializeMs: readonly number[];
+  /** Median build / median serialize. */
+  readonly ratio: number;
+  readonly jsonBytes: number;
+  readonly virtualHostRoutes: number;
+  readonly clusters: number;
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+export function percentile(xs: readonly number[], p: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
+}
+
+export function measureSnapshotBuild(routeCount = 10_000, runs = 15, warmup = 3): SnapshotBuildFigures {
+  const { routes, endpoints } = syntheticInput(routeCount);
+  const buildMs: number[] = [];
+  const serializeMs: number[] = [];
+  let jsonBytes = 0;
+  let virtualHostRoutes = 0;
+  let clusters = 0;
+  for (let i = 0; i < warmup + runs; i++) {
+    // Input order changes each run, as it does between two lists from the apiserver.
+    const input = i % 2 === 0 ? routes : [...routes].reverse();
+    const t0 = performance.now();
+    const snapshot = buildSnapshot(input, endpoints);
+    const t1 = performance.now();
+    const json = JSON.stringify(snapshot);
+    const t2 = performance.now();
+    if (i < warmup) continue;
+    buildMs.push(t1 - t0);
+    serializeMs.push(t2 - t1);
+    jsonBytes = json.length;
+    virtualHostRoutes = (snapshot.resources.routeConfigurations[0]?.virtual_hosts ?? []).reduce((n, vh) => n + vh.routes.length, 0);
+    clusters = snapshot.resources.clusters.length;
+  }
+  return { routes: routeCount, runs, buildMs, serializeMs, ratio: median(buildMs) / median(serializeMs), jsonBytes, virtualHostRoutes, clusters };
+}
+
+export function formatFigures(f: SnapshotBuildFigures): string {
+  const ms = (x: number) => `${x.toFixed(1)} ms`;
+  return [
+    `${f.routes} routes (${f.virtualHostRoutes} Envoy routes, ${f.clusters} clusters, ${(f.jsonBytes / 1e6).toFixed(1)} MB of JSON), ${f.runs} runs`,
+    `build:     p50 ${ms(median(f.buildMs))}  p90 ${ms(percentile(f.buildMs, 90))}  min ${ms(Math.min(...f.buildMs))}`,
+    `serialize: p50 ${ms(median(f.serializeMs))}  p90 ${ms(percentile(f.serializeMs, 90))}  min ${ms(Math.min(...f.serializeMs))}`,
+    `ratio build/serialize (medians): ${f.ratio.toFixed(2)}x (goal: 3x or less)`,
+  ].join("\n");
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [routes, runs] = process.argv.slice(2).map(Number);
+  console.log(formatFigures(measureSnapshotBuild(routes || 10_000, runs || 15)));
+}

@@ -1,0 +1,135 @@
+{{/* Names, labels and the settings several templates share. */}}
+
+{{- define "edge-operator.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 40 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "edge-operator.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 52 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 52 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{- define "edge-operator.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "edge-operator.labels" -}}
+helm.sh/chart: {{ include "edge-operator.chart" . }}
+app.kubernetes.io/name: {{ include "edge-operator.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: edge-operator
+{{- end }}
+
+{{/* Selector labels for one component: server, watcher, envoy. */}}
+{{- define "edge-operator.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "edge-operator.name" .root }}
+app.kubernetes.io/instance: {{ .root.Release.Name }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "edge-operator.componentLabels" -}}
+{{ include "edge-operator.labels" .root }}
+app.kubernetes.io/component: {{ .component }}
+{{- end }}
+
+{{- define "edge-operator.image" -}}
+{{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
+{{- end }}
+
+{{- define "edge-operator.serverServiceAccount" -}}
+{{- printf "%s-server" (include "edge-operator.fullname" .) }}
+{{- end }}
+
+{{- define "edge-operator.watcherServiceAccount" -}}
+{{- printf "%s-watcher" (include "edge-operator.fullname" .) }}
+{{- end }}
+
+{{/* The webhook registration's base name: <name>-mutate and <name>-validate, as src/webhooks/registration.ts names them. */}}
+{{- define "edge-operator.webhookName" -}}
+{{- include "edge-operator.fullname" . }}
+{{- end }}
+
+{{- define "edge-operator.crdName" -}}
+{{- $spec := .Files.Get "files/crd/spec.yaml" | fromYaml }}
+{{- printf "%s.%s" $spec.names.plural $spec.group }}
+{{- end }}
+
+{{- define "edge-operator.certSecret" -}}
+{{- printf "%s-tls" (include "edge-operator.fullname" .) }}
+{{- end }}
+
+{{- define "edge-operator.xdsConfigMap" -}}
+{{- default (printf "%s-xds" (include "edge-operator.fullname" .)) .Values.dataPlane.configMapName }}
+{{- end }}
+
+{{- define "edge-operator.dataPlaneSink" -}}
+{{- if eq .Values.dataPlane.sink "auto" }}
+{{- ternary "envoy-configmap" "memory" .Values.envoy.enabled }}
+{{- else }}
+{{- .Values.dataPlane.sink }}
+{{- end }}
+{{- end }}
+
+{{/* "true" when the server and watcher run in the cluster (no urlOverride). */}}
+{{- define "edge-operator.inCluster" -}}
+{{- if .Values.webhook.urlOverride }}{{- else }}true{{- end }}
+{{- end }}
+
+{{/* The cert-manager Certificate's namespaced name, for cert-manager.io/inject-ca-from. */}}
+{{- define "edge-operator.certManagerCertificate" -}}
+{{- printf "%s/%s-serving" .Release.Namespace (include "edge-operator.fullname" .) }}
+{{- end }}
+
+{{/* The annotations that ask cert-manager's CA injector for the bundle (certManager mode, in cluster). */}}
+{{- define "edge-operator.caInjectionAnnotations" -}}
+{{- if and (include "edge-operator.inCluster" .) (eq .Values.certs.mode "certManager") }}
+cert-manager.io/inject-ca-from: {{ include "edge-operator.certManagerCertificate" . }}
+{{- end }}
+{{- end }}
+
+{{/*
+Where the apiserver calls the server, for a path: a clientConfig. Out of
+cluster: the URL and caBundle from values. In cluster: the Service; the
+caBundle is injected later (by the server, or by cert-manager), so helm never
+renders it and a `helm upgrade` does not wipe it.
+*/}}
+{{- define "edge-operator.clientConfig" -}}
+{{- $v := .root.Values.webhook }}
+{{- if $v.urlOverride }}
+url: {{ printf "%s%s" (trimSuffix "/" $v.urlOverride) .path | quote }}
+caBundle: {{ $v.caBundle | quote }}
+{{- else }}
+service:
+  name: {{ include "edge-operator.fullname" .root }}
+  namespace: {{ .root.Release.Namespace }}
+  path: {{ .path }}
+  port: {{ $v.servicePort }}
+{{- end }}
+{{- end }}
+
+{{/* Checks across values that a JSON Schema says poorly; each failure is one clear line. */}}
+{{- define "edge-operator.validate" -}}
+{{- $v := .Values }}
+{{- if and $v.webhook.urlOverride (not $v.webhook.caBundle) }}
+{{- fail "webhook.caBundle is required with webhook.urlOverride: give the base64 PEM of the CA that signed the server's certificate" }}
+{{- end }}
+{{- if and $v.webhook.caBundle (not $v.webhook.urlOverride) }}
+{{- fail "webhook.caBundle is only used with webhook.urlOverride; in the cluster the CA is injected (certs.mode)" }}
+{{- end }}
+{{- if and (eq $v.crd.storageVersion "v1") (not $v.crd.v1.served) }}
+{{- fail "crd.v1.served=false needs crd.storageVersion=v2: the storage version must be served (migrate first, see docs/install.md)" }}
+{{- end }}
+{{- if and $v.envoy.enabled (eq $v.dataPlane.sink "memory") }}
+{{- fail "envoy.enabled=true needs dataPlane.sink=envoy-configmap (or auto): Envoy reads its configuration from that ConfigMap" }}
+{{- end }}
+{{- end }}

@@ -1,0 +1,16 @@
+// `npm run gen`: writes the files generated from the TypeScript sources into
+// the chart. A unit test (test/unit/crd-files.test.ts) fails when what is
+// committed differs from what this writes.
+
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { CRD_FILES_DIR, crdFiles } from "./crd-files.js";
+
+const files = crdFiles();
+mkdirSync(CRD_FILES_DIR, { recursive: true });
+// Remove what the generator no longer makes, so a dropped version cannot linger.
+for (const old of readdirSync(CRD_FILES_DIR)) if (!files.has(old)) rmSync(join(CRD_FILES_DIR, old));
+for (const [name, text] of files) {
+  writeFileSync(join(CRD_FILES_DIR, name), text);
+  process.stdout.write(`wrote ${join(CRD_FILES_DIR, name)}\n`);
+}

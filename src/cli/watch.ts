@@ -1,0 +1,292 @@
+import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import { parseArgs } from "node:util";
+import type { AddressInfo } from "node:net";
+import { parseListen } from "../server/https.js";
+import { loadKubeConfig } from "../server/kubeconfig.js";
+import { logger } from "../server/logger.js";
+import { registry } from "../server/metrics.js";
+import { kubeClient } from "../watcher/kube-http.js";
+import { reconcileClient, tokenSource } from "../watcher/reconcile-client.js";
+import { startWatcher, type RunningWatcher } from "../watcher/watcher.js";
+import { UsageError, type Command } from "./command.js";
+
+const help = `Usage: edge-operator watch --reconcile-url URL [options]
+
+Watches EdgeRoutes (v2), Services and EndpointSlices and calls POST /reconcile
+for each key that needs it: a route key (namespace/name) or the snapshot key.
+Leader-elected on a Lease: a standby keeps its caches warm and takes over when
+the leader stops renewing.
+
+Options:
+  --reconcile-url URL         where POST /reconcile is served (required)
+  --kubeconfig FILE           cluster access (default: $KUBECONFIG, then in-cluster)
+  --token-file FILE           bearer token for /reconcile (default: the service
+                              account token if mounted, else the kubeconfig user's)
+  --reconcile-ca FILE         PEM CA bundle to verify /reconcile's certificate
+  --lease-namespace NS        namespace of the Lease (default: the pod's, else default)
+  --lease-name NAME           name of the Lease (default edge-operator-watcher)
+  --lease-duration DURATION   how long a silent leader keeps the lease (default 15s)
+  --no-leader-elect           always lead (a single replica)
+  --identity ID               this replica's name in the Lease (default HOSTNAME_random)
+  --concurrency N             route keys reconciled at once (default 4)
+  --qps Q, --burst B          overall limit on retries (default 50, 300)
+  --resync DURATION           re-enqueue every route this often; 0 = never (default 5m)
+  --snapshot-hold-off DURATION  quiet time after a change before a snapshot
+                              build (default 200ms)
+  --snapshot-max-hold-off DURATION  longest a build waits under steady churn (default 1s)
+  --watch-timeout DURATION    server-side watch timeout, jittered (default 5m)
+  --metrics-listen HOST:PORT  plain-HTTP /metrics and /healthz (default: off)
+  -h, --help                  this text
+
+Durations: 300ms, 15s, 5m, 1h, 1m30s.
+`;
+
+const POD_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
+
+export interface WatchOptions {
+  reconcileUrl: string;
+  kubeconfig?: string;
+  tokenFile?: string;
+  reconcileCa?: string;
+  leaderElect: boolean;
+  leaseNamespace: string;
+  leaseName: string;
+  leaseDurationMs: number;
+  identity: string;
+  concurrency: number;
+  qps: number;
+  burst: number;
+  resyncMs: number;
+  snapshotHoldOffMs: number;
+  snapshotMaxHoldOffMs: number;
+  watchTimeoutSeconds: number;
+  metricsListen?: string;
+}
+
+/** Go-style durations: `300ms`, `15s`, `1m30s`, `0`. */
+export function parseDuration(flag: string, text: string): number {
+  if (text === "0") return 0;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/y;
+  let total = 0;
+  let matched = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) {
+    total += Number(m[1]) * (units[m[2] ?? ""] ?? NaN);
+    matched = re.lastIndex;
+  }
+  if (matched === 0 || matched !== text.length || !Number.isFinite(total)) {
+    throw new UsageError(`${flag}: must be a duration such as 300ms, 15s or 5m, got ${JSON.stringify(text)}`);
+  }
+  return Math.round(total);
+}
+
+function positive(flag: string, text: string, integer: boolean): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0 || (integer && !Number.isInteger(n))) {
+    throw new UsageError(
+      `${flag}: must be a positive ${integer ? "integer" : "number"}, got ${JSON.stringify(text)}`,
+    );
+  }
+  return n;
+}
+
+function defaultLeaseNamespace(): string {
+  try {
+    if (existsSync(POD_NAMESPACE_FILE)) return readFileSync(POD_NAMESPACE_FILE, "utf8").trim() || "default";
+  } catch {
+    // fall through
+  }
+  return "default";
+}
+
+export function parseWatchArgs(argv: string[]): WatchOptions | "help" {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      "reconcile-url": { type: "string" },
+      kubeconfig: { type: "string" },
+      "token-file": { type: "string" },
+      "reconcile-ca": { type: "string" },
+      "lease-namespace": { type: "string" },
+      "lease-name": { type: "string", default: "edge-operator-watcher" },
+      "lease-duration": { type: "string", default: "15s" },
+      "no-leader-elect": { type: "boolean", default: false },
+      identity: { type: "string" },
+      concurrency: { type: "string", default: "4" },
+      qps: { type: "string", default: "50" },
+      burst: { type: "string", default: "300" },
+      resync: { type: "string", default: "5m" },
+      "snapshot-hold-off": { type: "string", default: "200ms" },
+      "snapshot-max-hold-off": { type: "string", default: "1s" },
+      "watch-timeout": { type: "string", default: "5m" },
+      "metrics-listen": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) return "help";
+  const url = values["reconcile-url"];
+  if (!url) throw new UsageError("--reconcile-url is required");
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(`--reconcile-url: not a URL: ${JSON.stringify(url)}`);
+  }
+  if (parsed.protocol !== "https:" && parsed.protocol !== "http:") {
+    throw new UsageError(`--reconcile-url: must be http:// or https://, got ${JSON.stringify(url)}`);
+  }
+  const leaseDurationMs = parseDuration("--lease-duration", values["lease-duration"]);
+  if (leaseDurationMs < 3000) throw new UsageError("--lease-duration: must be at least 3s");
+  const watchTimeoutMs = parseDuration("--watch-timeout", values["watch-timeout"]);
+  if (watchTimeoutMs < 1000) throw new UsageError("--watch-timeout: must be at least 1s");
+  if (values["metrics-listen"]) {
+    try {
+      parseListen(values["metrics-listen"]);
+    } catch {
+      throw new UsageError(
+        `--metrics-listen: must be HOST:PORT, got ${JSON.stringify(values["metrics-listen"])}`,
+      );
+    }
+  }
+  const identity = values.identity ?? `${os.hostname()}_${randomBytes(4).toString("hex")}`;
+  if (!identity.trim()) throw new UsageError("--identity: must not be empty");
+  return {
+    reconcileUrl: url,
+    ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+    ...(values["token-file"] ? { tokenFile: values["token-file"] } : {}),
+    ...(values["reconcile-ca"] ? { reconcileCa: values["reconcile-ca"] } : {}),
+    leaderElect: !values["no-leader-elect"],
+    leaseNamespace: values["lease-namespace"] ?? defaultLeaseNamespace(),
+    leaseName: values["lease-name"],
+    leaseDurationMs,
+    identity,
+    concurrency: positive("--concurrency", values.concurrency, true),
+    qps: positive("--qps", values.qps, false),
+    burst: positive("--burst", values.burst, true),
+    resyncMs: parseDuration("--resync", values.resync),
+    snapshotHoldOffMs: parseDuration("--snapshot-hold-off", values["snapshot-hold-off"]),
+    snapshotMaxHoldOffMs: parseDuration("--snapshot-max-hold-off", values["snapshot-max-hold-off"]),
+    watchTimeoutSeconds: Math.round(watchTimeoutMs / 1000),
+    ...(values["metrics-listen"] ? { metricsListen: values["metrics-listen"] } : {}),
+  };
+}
+
+function readFileOr(flag: string, file: string): string {
+  try {
+    return readFileSync(file, "utf8");
+  } catch (err) {
+    throw new UsageError(
+      `${flag}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+    );
+  }
+}
+
+export const watchCommand: Command = {
+  name: "watch",
+  summary: "the watcher: informers, work queue and leader lease, calling /reconcile",
+  help,
+  async run(argv) {
+    const opts = parseWatchArgs(argv);
+    if (opts === "help") {
+      process.stdout.write(help);
+      return 0;
+    }
+    let kc;
+    try {
+      kc = loadKubeConfig(opts.kubeconfig);
+    } catch (err) {
+      throw new UsageError(`--kubeconfig: ${(err as Error).message}`);
+    }
+    if (!kc) throw new UsageError("no cluster: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
+    if (opts.tokenFile) readFileOr("--token-file", opts.tokenFile);
+    const caPem = opts.reconcileCa ? readFileOr("--reconcile-ca", opts.reconcileCa) : undefined;
+    if (caPem !== undefined && !caPem.includes("-----BEGIN CERTIFICATE-----")) {
+      throw new UsageError(`--reconcile-ca: ${opts.reconcileCa} holds no PEM certificate`);
+    }
+
+    const reconcile = reconcileClient({
+      url: opts.reconcileUrl,
+      token: tokenSource(opts.tokenFile, kc.getCurrentUser()?.token),
+      ...(caPem ? { caPem } : {}),
+      maxSockets: opts.concurrency + 1,
+    });
+    // Listening first: a port in use fails the command before any watch starts.
+    let watcher: RunningWatcher | undefined = undefined;
+    let metricsServer: http.Server | undefined;
+    if (opts.metricsListen) {
+      const { host, port } = parseListen(opts.metricsListen);
+      metricsServer = http.createServer((req, res) => {
+        const path = (req.url ?? "").split("?")[0];
+        if (path === "/metrics") {
+          registry.metrics().then(
+            (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
+            (err: Error) => res.writeHead(500).end(err.message),
+          );
+        } else if (path === "/healthz") {
+          const body = {
+            ok: true,
+            leader: watcher?.isLeader() ?? false,
+            synced: watcher?.synced() ?? false,
+            queueDepth: watcher?.queue.len() ?? 0,
+            identity: opts.identity,
+          };
+          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+        } else {
+          res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
+        }
+      });
+      await new Promise<void>((resolve, reject) => {
+        metricsServer?.once("error", reject).listen(port, host, resolve);
+      });
+      const addr = metricsServer.address() as AddressInfo;
+      logger.info({ metrics: `http://${addr.address}:${addr.port}` }, "metrics listening");
+    }
+
+    watcher = startWatcher({
+      kube: kubeClient(kc),
+      reconcile,
+      log: logger,
+      registry,
+      concurrency: opts.concurrency,
+      queue: {
+          qps: opts.qps,
+          burst: opts.burst,
+          snapshotHoldOffMs: opts.snapshotHoldOffMs,
+          snapshotMaxHoldOffMs: opts.snapshotMaxHoldOffMs,
+        },
+      resyncMs: opts.resyncMs,
+      watchTimeoutSeconds: opts.watchTimeoutSeconds,
+      ...(opts.leaderElect
+        ? {
+            leaderElection: {
+              namespace: opts.leaseNamespace,
+              name: opts.leaseName,
+              identity: opts.identity,
+              leaseDurationMs: opts.leaseDurationMs,
+            },
+          }
+        : {}),
+    });
+    logger.info(
+      { identity: opts.identity, reconcileUrl: opts.reconcileUrl, leaderElect: opts.leaderElect },
+      "watching",
+    );
+
+    await new Promise<void>((resolve) => {
+      const onSignal = (sig: NodeJS.Signals) => {
+        logger.info({ sig }, "stopping: finishing calls in flight, releasing the lease");
+        resolve();
+      };
+      process.once("SIGTERM", onSignal);
+      process.once("SIGINT", onSignal);
+    });
+    await watcher.stop();
+    await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+    logger.info("stopped");
+    return 0;
+  },
+};

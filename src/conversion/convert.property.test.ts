@@ -1,0 +1,94 @@
+// The laws of conversion, over generated objects that are valid against the
+// schemas the CRD carries (checked here with ajv, so the generators cannot drift
+// into objects the apiserver would never send).
+
+import { Ajv } from "ajv";
+import formats from "ajv-formats";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { objectSchema } from "../api/schema.js";
+import { V2_SPEC_ANNOTATION, type EdgeRouteSpecV1, type EdgeRouteV1 } from "../api/types.js";
+import { projectV1, toV1, toV2 } from "./convert.js";
+import { routeV1, routeV2, specV1 } from "./route-arbitraries.js";
+
+const ajv = new Ajv({ allErrors: true, strict: false });
+formats.default(ajv);
+const validV1 = ajv.compile(objectSchema("v1"));
+const validV2 = ajv.compile(objectSchema("v2"));
+
+function expectValid(validate: typeof validV1, obj: unknown): void {
+  if (!validate(obj)) expect.fail(`not valid: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(obj)}`);
+}
+
+const RUNS = { numRuns: 1000 };
+
+describe("conversion laws", () => {
+  it("v2 → v1 → v2 gives back the same object; the v1 form is valid; v2 never carries the annotation", () => {
+    fc.assert(
+      fc.property(routeV2, (obj) => {
+        expectValid(validV2, obj);
+        const one = toV1(obj);
+        expectValid(validV1, one);
+        const back = toV2(one);
+        expect(back).toStrictEqual(obj);
+        expect(back.metadata.annotations?.[V2_SPEC_ANNOTATION]).toBeUndefined();
+      }),
+      RUNS,
+    );
+  });
+
+  it("v1 → v2 → v1 gives back the same object; the v2 form is valid and carries no annotation", () => {
+    fc.assert(
+      fc.property(routeV1, (obj) => {
+        expectValid(validV1, obj);
+        const two = toV2(obj);
+        expectValid(validV2, two);
+        expect(two.metadata.annotations?.[V2_SPEC_ANNOTATION]).toBeUndefined();
+        expect(toV1(two)).toStrictEqual(obj);
+      }),
+      RUNS,
+    );
+  });
+
+  it("a v1 object made from v2 (annotation and all) also survives v1 → v2 → v1 unchanged", () => {
+    fc.assert(
+      fc.property(routeV2, (obj) => {
+        const one = toV1(obj);
+        expect(toV1(toV2(one))).toStrictEqual(one);
+      }),
+      RUNS,
+    );
+  });
+
+  it("a v1 edit reads back as written, keeps what v1 could not see, and then round-trips exactly", () => {
+    fc.assert(
+      fc.property(routeV2, specV1, (obj, edited: EdgeRouteSpecV1) => {
+        const shown = toV1(obj);
+        const written: EdgeRouteV1 = { ...shown, spec: edited };
+        const two = toV2(written);
+        expectValid(validV2, two);
+        expect(two.metadata.annotations?.[V2_SPEC_ANNOTATION]).toBeUndefined();
+        // What the v1 client wrote is what it reads.
+        expect(toV1(two).spec).toStrictEqual(edited);
+        expect(projectV1(two.spec)).toStrictEqual(edited);
+        // What v1 cannot see is untouched.
+        const [before, after] = [obj.spec.rules, two.spec.rules];
+        expect(after.slice(1)).toStrictEqual(before.slice(1));
+        expect(after[0]?.matches.slice(1)).toStrictEqual(before[0]?.matches.slice(1));
+        expect(after[0]?.matches[0]?.headers).toStrictEqual(before[0]?.matches[0]?.headers);
+        expect(after[0]?.backends.slice(1)).toStrictEqual(before[0]?.backends.slice(1));
+        expect(after[0]?.backends[0]?.weight).toStrictEqual(before[0]?.backends[0]?.weight);
+        if (edited.host !== undefined) {
+          expect(two.spec.hostnames?.slice(1)).toStrictEqual(
+            (obj.spec.hostnames ?? []).slice(1).filter((h) => h !== edited.host),
+          );
+        }
+        // No edit at all gives back the original.
+        if (JSON.stringify(edited) === JSON.stringify(shown.spec)) expect(two).toStrictEqual(obj);
+        // The edited object is an ordinary object again: both round trips hold for it.
+        expect(toV2(toV1(two))).toStrictEqual(two);
+      }),
+      RUNS,
+    );
+  });
+});

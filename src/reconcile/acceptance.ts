@@ -1,0 +1,55 @@
+// What the Accepted and Programmed conditions should say about one route:
+// pure functions of what the reconcile read and what the data plane did.
+
+import type { EdgeRouteV2 } from "../api/types.js";
+import { describeDropped } from "./conflicts.js";
+import type { DesiredCondition } from "./conditions.js";
+import type { RouteOutcome } from "./snapshot.js";
+
+/** The distinct Services a route sends traffic to. */
+export function backendServices(route: EdgeRouteV2): string[] {
+  const names = new Set<string>();
+  for (const rule of route.spec?.rules ?? []) for (const b of rule.backends ?? []) names.add(b.name);
+  return [...names].sort();
+}
+
+export function serviceNotFound(namespace: string, missing: readonly string[]): DesiredCondition {
+  const list = missing.map((m) => `${namespace}/${m}`).join(", ");
+  return {
+    type: "Accepted",
+    status: "False",
+    reason: "ServiceNotFound",
+    message: `${missing.length === 1 ? "Service" : "Services"} not found: ${list}`,
+  };
+}
+
+export const pendingNotAccepted: DesiredCondition = {
+  type: "Programmed",
+  status: "False",
+  reason: "Pending",
+  message: "not programmed: the route is not accepted",
+};
+
+/** Accepted, from the snapshot's verdict on the route. */
+export function acceptedFrom(outcome: RouteOutcome): DesiredCondition {
+  if (!outcome.accepted) {
+    return { type: "Accepted", status: "False", reason: outcome.reason, message: outcome.message };
+  }
+  const message =
+    outcome.dropped.length === 0
+      ? "the route is valid and its Services exist"
+      : `accepted in part: ${describeDropped(outcome.dropped)}`;
+  return { type: "Accepted", status: "True", reason: "Valid", message };
+}
+
+export type PushVerdict =
+  | { readonly ok: true }
+  | { readonly ok: false; readonly reason: "PushFailed" | "SnapshotTooLarge"; readonly message: string };
+
+/** Programmed, from the verdict and whether the data plane took the snapshot that holds the route. */
+export function programmedFrom(outcome: RouteOutcome, push: PushVerdict): DesiredCondition {
+  if (!outcome.accepted) return pendingNotAccepted;
+  if (!push.ok) return { type: "Programmed", status: "False", reason: push.reason, message: push.message };
+  // No snapshot version in the message: it would rewrite every route's status on every change.
+  return { type: "Programmed", status: "True", reason: "Synced", message: "the data plane serves this route" };
+}

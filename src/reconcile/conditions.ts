@@ -1,0 +1,65 @@
+// metav1.Condition bookkeeping: lastTransitionTime moves only when status
+// moves, and a status that would not change is not written at all.
+
+import type { Condition, EdgeRouteStatus } from "../api/types.js";
+
+export type ConditionType = "Accepted" | "Programmed";
+
+export type AcceptedReason = "Valid" | "ServiceNotFound" | "Conflicted" | "Invalid";
+export type ProgrammedReason = "Synced" | "PushFailed" | "Pending" | "DeprogramStuck" | "SnapshotTooLarge";
+
+/** A condition as the reconcile wants it; the times and generation are filled in by `nextStatus`. */
+export interface DesiredCondition {
+  readonly type: ConditionType;
+  readonly status: "True" | "False" | "Unknown";
+  readonly reason: AcceptedReason | ProgrammedReason;
+  readonly message: string;
+}
+
+export function findCondition(status: EdgeRouteStatus | undefined, type: string): Condition | undefined {
+  return status?.conditions?.find((c) => c.type === type);
+}
+
+/**
+ * The status to write, or undefined when the current one already says all of
+ * this (a no-op status update is still a write, and an event for watchers).
+ * Conditions of other types are kept as they are.
+ */
+export function nextStatus(
+  current: EdgeRouteStatus | undefined,
+  desired: readonly DesiredCondition[],
+  generation: number | undefined,
+  now: string,
+): EdgeRouteStatus | undefined {
+  const before = current?.conditions ?? [];
+  let changed = current?.observedGeneration !== generation;
+  const conditions: Condition[] = before.filter((c) => !desired.some((d) => d.type === c.type));
+  for (const d of desired) {
+    const old = before.find((c) => c.type === d.type);
+    const same =
+      old !== undefined &&
+      old.status === d.status &&
+      old.reason === d.reason &&
+      old.message === d.message &&
+      old.observedGeneration === generation;
+    if (!same) changed = true;
+    conditions.push({
+      type: d.type,
+      status: d.status,
+      reason: d.reason,
+      message: d.message,
+      ...(generation !== undefined ? { observedGeneration: generation } : {}),
+      lastTransitionTime: old !== undefined && old.status === d.status ? old.lastTransitionTime : now,
+    });
+  }
+  if (!changed) return undefined;
+  // A stable order (Accepted, Programmed, then others) keeps diffs and tests readable.
+  const rank = (t: string) => (t === "Accepted" ? 0 : t === "Programmed" ? 1 : 2);
+  conditions.sort((a, b) => rank(a.type) - rank(b.type) || a.type.localeCompare(b.type));
+  return { ...(generation !== undefined ? { observedGeneration: generation } : {}), conditions };
+}
+
+/** Kubernetes timestamps are RFC 3339 with whole seconds. */
+export function nowRfc3339(date = new Date()): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, "Z");
+}

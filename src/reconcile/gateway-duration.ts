@@ -1,0 +1,28 @@
+// Gateway API durations (GEP-2257: `1h`, `1m30s`, `500ms`) as milliseconds, and
+// milliseconds as a protobuf Duration in its proto3 JSON form (`90s`, `0.500s`),
+// which is what Envoy's JSON config takes for a timeout.
+
+const UNIT_MS: Readonly<Record<string, number>> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1 };
+const DURATION = /^([0-9]{1,5}(h|ms|m|s)){1,4}$/;
+const PART = /([0-9]{1,5})(h|ms|m|s)/g;
+
+/** Milliseconds, or undefined when the text is not a Gateway API duration. */
+export function parseGatewayDuration(text: string): number | undefined {
+  if (!DURATION.test(text)) return undefined;
+  let total = 0;
+  const seen = new Set<string>();
+  for (const [, digits, unit] of text.matchAll(PART)) {
+    // GEP-2257 allows each unit once; `1s1s` is a typo, not 2s.
+    if (unit === undefined || digits === undefined || seen.has(unit)) return undefined;
+    seen.add(unit);
+    total += Number(digits) * (UNIT_MS[unit] ?? 0);
+  }
+  return total;
+}
+
+/** 90000 → `90s`, 500 → `0.500s`: proto3 JSON uses 0, 3, 6 or 9 fractional digits. */
+export function protoDuration(ms: number): string {
+  const seconds = Math.floor(ms / 1000);
+  const rest = ms % 1000;
+  return rest === 0 ? `${seconds}s` : `${seconds}.${String(rest).padStart(3, "0")}s`;
+}

@@ -1,0 +1,76 @@
+// Assembles what /reconcile needs from the serve command's flags: the cluster
+// client, the data plane, the caller check, and (memory sink only) the debug
+// surface that tests and the demo read.
+
+import type { KubeConfig } from "@kubernetes/client-node";
+import { errorReply, type JsonRoute } from "../server/json-route.js";
+import { logger } from "../server/logger.js";
+import { kubeClient } from "../watcher/kube-http.js";
+import type { DataPlane } from "../dataplane/dataplane.js";
+import { MemoryDataPlane } from "../dataplane/memory.js";
+import { tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
+import { kubeEventRecorder } from "./events.js";
+import { reconcileRoute } from "./reconcile-route.js";
+import { Reconciler } from "./reconciler.js";
+
+export const DATA_PLANES = ["memory", "envoy-configmap"] as const;
+export type DataPlaneKind = (typeof DATA_PLANES)[number];
+
+export interface ReconcileSetupOptions {
+  dataPlane: DataPlaneKind;
+  /** envoy-configmap: where the ConfigMap lives. */
+  configMapNamespace: string;
+  configMapName: string;
+  deprogramTimeoutMs: number;
+}
+
+export async function reconcileRoutes(kc: KubeConfig | undefined, opts: ReconcileSetupOptions): Promise<JsonRoute[]> {
+  if (!kc) return [reconcileRoute(undefined, undefined)];
+  const kube = kubeClient(kc);
+  let dataPlane: DataPlane;
+  const memory = opts.dataPlane === "memory" ? new MemoryDataPlane() : undefined;
+  if (memory) {
+    dataPlane = memory;
+  } else {
+    const { EnvoyConfigMapDataPlane } = await import("../dataplane/envoy-configmap.js");
+    dataPlane = new EnvoyConfigMapDataPlane(kc, { namespace: opts.configMapNamespace, name: opts.configMapName });
+  }
+  const auth: CallerAuth = tokenReviewAuth(kube);
+  const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
+    deprogramTimeoutMs: opts.deprogramTimeoutMs,
+  });
+  const routes = [reconcileRoute(reconciler, auth)];
+  if (memory) routes.push(...memoryDebugRoutes(memory, auth));
+  return routes;
+}
+
+/** GET /debug/dataplane and POST /debug/dataplane/fail-next: the memory sink only, same callers as /reconcile. */
+function memoryDebugRoutes(memory: MemoryDataPlane, auth: CallerAuth): JsonRoute[] {
+  const guarded =
+    (fn: (body: unknown) => JsonRoute["handle"] extends (...a: never[]) => infer R ? R : never): JsonRoute["handle"] =>
+    async (body, ctx) => {
+      const verdict = await auth.check(ctx.headers);
+      if (!verdict.ok) return errorReply(verdict.status, verdict.status === 401 ? "Unauthorized" : "Forbidden", verdict.message);
+      return fn(body);
+    };
+  return [
+    {
+      path: "/debug/dataplane",
+      method: "GET",
+      limit: 0,
+      handle: guarded(() => ({ status: 200, body: memory.state() })),
+    },
+    {
+      path: "/debug/dataplane/fail-next",
+      limit: 1024,
+      handle: guarded((body) => {
+        const n = (body as { count?: unknown } | null)?.count ?? 1;
+        if (typeof n !== "number" || !Number.isInteger(n) || n < 0) {
+          return errorReply(400, "BadRequest", "count: must be a whole number >= 0");
+        }
+        memory.failNext(n);
+        return { status: 200, body: memory.state() };
+      }),
+    },
+  ];
+}

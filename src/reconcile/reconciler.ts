@@ -1,0 +1,242 @@
+// Reconcile(key): reads the current state every time and converges. Two kinds
+// of key keep it fast as routes grow (DESIGN.md, "Reconcile: the contract"):
+//  - a route key (`namespace/name`) reads one route and its Services and settles
+//    ServiceNotFound at once;
+//  - the snapshot key lists the live routes and their endpoints, builds the
+//    whole snapshot, pushes it if its hash changed, then marks Programmed on the
+//    routes it holds and releases the finalizers of terminating routes it no
+//    longer holds.
+// Nothing is acted on from "what changed"; unchanged state writes nothing.
+
+import { FINALIZER, type EdgeRouteV2, type EdgeRouteStatus } from "../api/types.js";
+import type { Logger } from "../server/logger.js";
+import { SNAPSHOT_KEY, parseRouteKey } from "../watcher/keys.js";
+import type { KubeClient } from "../watcher/kube-http.js";
+import { KubeError } from "../watcher/kube-http.js";
+import { acceptedFrom, backendServices, pendingNotAccepted, programmedFrom, serviceNotFound, type PushVerdict } from "./acceptance.js";
+import { ClusterReader, isNotFound, routePath } from "./cluster-reader.js";
+import { findCondition, nextStatus, nowRfc3339, type DesiredCondition } from "./conditions.js";
+import type { EventRecorder } from "./events.js";
+import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
+import { reconcileMetrics } from "./reconcile-metrics.js";
+import { endpointsByService } from "./service-endpoints.js";
+import { buildSnapshot, routeKey, type Snapshot, type SnapshotOptions } from "./snapshot.js";
+import type { DataPlane } from "../dataplane/dataplane.js";
+
+export interface ReconcileResult {
+  result: "done" | "requeue";
+  /** When the caller should try again; absent with "requeue" means "with your backoff". */
+  requeueAfterMs?: number;
+  /** What this reconcile did, in words. */
+  did: string[];
+  /** Keys the caller should reconcile next. */
+  enqueue?: string[];
+}
+
+export interface ReconcilerOptions {
+  snapshot?: SnapshotOptions;
+  /** How long a terminating route may wait for its deprogramming before it says DeprogramStuck. */
+  deprogramTimeoutMs?: number;
+  /** Status writes in flight at once during a snapshot reconcile. */
+  writeConcurrency?: number;
+}
+
+/** Runs `fn` over `items`, `limit` at a time. */
+async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++] as T;
+      await fn(item);
+    }
+  });
+  await Promise.all(workers);
+}
+
+function isConflict(e: unknown): boolean {
+  // 409: resourceVersion moved; 422: a JSON Patch `test` failed (the object moved on).
+  return e instanceof KubeError && (e.status === 409 || e.status === 422);
+}
+
+export class Reconciler {
+  private readonly read: ClusterReader;
+  private readonly metrics = reconcileMetrics;
+
+  constructor(
+    private readonly kube: KubeClient,
+    private readonly dataPlane: DataPlane,
+    private readonly events: EventRecorder,
+    private readonly log: Logger,
+    private readonly opts: ReconcilerOptions = {},
+  ) {
+    this.read = new ClusterReader(kube);
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const kind = key === SNAPSHOT_KEY ? "snapshot" : "route";
+    const end = this.metrics.duration.startTimer({ kind });
+    try {
+      const out = key === SNAPSHOT_KEY ? await this.reconcileSnapshot() : await this.reconcileRoute(key);
+      end({ result: out.result });
+      return out;
+    } catch (e) {
+      end({ result: "error" });
+      throw e;
+    }
+  }
+
+  /** Writes the status if it would change; false when the route moved on (the next reconcile sees it). */
+  private async writeStatus(route: EdgeRouteV2, desired: readonly DesiredCondition[]): Promise<EdgeRouteStatus | undefined> {
+    const status = nextStatus(route.status, desired, route.metadata.generation, nowRfc3339());
+    if (!status) return undefined;
+    try {
+      // The resourceVersion makes this a compare-and-swap: a status computed from a
+      // stale read never lands.
+      await this.kube.json("PATCH", `${routePath(route.metadata.namespace ?? "", route.metadata.name ?? "")}/status`, {
+        body: { metadata: { resourceVersion: route.metadata.resourceVersion }, status },
+        contentType: "application/merge-patch+json",
+        timeoutMs: 15_000,
+      });
+      this.metrics.statusWrites.inc();
+    } catch (e) {
+      if (isConflict(e) || isNotFound(e)) return undefined;
+      throw e;
+    }
+    await this.recordTransitions(route, status);
+    return status;
+  }
+
+  /** An event when a condition changes status, and a Warning when it turns False. */
+  private async recordTransitions(route: EdgeRouteV2, next: EdgeRouteStatus): Promise<void> {
+    for (const c of next.conditions ?? []) {
+      const old = findCondition(route.status, c.type);
+      if (old?.status === c.status && old.reason === c.reason) continue;
+      if (c.status === "False") await this.events.record(route, "Warning", c.reason, `${c.type}: ${c.message}`);
+      else if (old !== undefined && old.status !== c.status) await this.events.record(route, "Normal", c.reason, `${c.type}: ${c.message}`);
+    }
+  }
+
+  async reconcileRoute(key: string): Promise<ReconcileResult> {
+    const ref = parseRouteKey(key);
+    if (!ref) throw new ReconcileInputError(`key ${JSON.stringify(key)}: must be "namespace/name" or "${SNAPSHOT_KEY}"`);
+    const route = await this.read.getRoute(ref.namespace, ref.name);
+    if (!route) return { result: "done", did: [`${key}: gone`], enqueue: [SNAPSHOT_KEY] };
+    if (route.metadata.deletionTimestamp) {
+      // Deprogramming is the snapshot's job: it pushes a snapshot without the route first.
+      return { result: "done", did: [`${key}: terminating; the snapshot deprograms it`], enqueue: [SNAPSHOT_KEY] };
+    }
+    const services = backendServices(route);
+    const exists = await Promise.all(services.map((s) => this.read.serviceExists(ref.namespace, s)));
+    const missing = services.filter((_, i) => !exists[i]);
+    if (missing.length > 0) {
+      const wrote = await this.writeStatus(route, [serviceNotFound(ref.namespace, missing), pendingNotAccepted]);
+      return { result: "done", did: [`${key}: ServiceNotFound${wrote ? " (status written)" : ""}`], enqueue: [SNAPSHOT_KEY] };
+    }
+    // The Services exist: Accepted=True and Programmed are written once, together,
+    // by the snapshot reconcile, which alone can see conflicts between routes.
+    return { result: "done", did: [`${key}: Services present`], enqueue: [SNAPSHOT_KEY] };
+  }
+
+  async reconcileSnapshot(): Promise<ReconcileResult> {
+    const [routes, services, slices] = await Promise.all([
+      this.read.listRoutes(),
+      this.read.listServices(),
+      this.read.listEndpointSlices(),
+    ]);
+    const live = routes.filter((r) => !r.metadata.deletionTimestamp);
+    const terminating = routes.filter((r) => r.metadata.deletionTimestamp && hasFinalizer(r));
+
+    const buildStart = process.hrtime.bigint();
+    const snapshot = buildSnapshot(live, endpointsByService(services, slices), this.opts.snapshot);
+    this.metrics.buildSeconds.observe(Number(process.hrtime.bigint() - buildStart) / 1e9);
+    this.observeRoutes(routes);
+
+    const did: string[] = [];
+    const push = await this.push(snapshot, did);
+
+    const byKey = new Map(live.map((r) => [routeKey(r), r]));
+    let written = 0;
+    await forEachLimit(snapshot.outcomes, this.opts.writeConcurrency ?? 32, async (outcome) => {
+      const route = byKey.get(outcome.key);
+      if (!route) return;
+      if (await this.writeStatus(route, [acceptedFrom(outcome), programmedFrom(outcome, push)])) written++;
+    });
+    if (written > 0) did.push(`status written on ${written} route(s)`);
+
+    let released = 0;
+    let stuck = 0;
+    await forEachLimit(terminating, this.opts.writeConcurrency ?? 32, async (route) => {
+      if (push.ok) {
+        // The data plane holds a snapshot without this route: traffic no longer goes to it.
+        try {
+          if (await releaseFinalizer(this.kube, route)) released++;
+        } catch (e) {
+          if (!isConflict(e) && !isNotFound(e)) throw e;
+        }
+        return;
+      }
+      if (this.isStuck(route)) {
+        stuck++;
+        const wrote = await this.writeStatus(route, [
+          {
+            type: "Programmed",
+            status: "False",
+            reason: "DeprogramStuck",
+            message: `the data plane has not taken a snapshot without this route since it was deleted (${push.message}); the finalizer ${FINALIZER} stays until it does, or until 'edge-operator finalizer release' removes it`,
+          },
+        ]);
+        if (wrote) this.log.warn({ route: routeKey(route) }, "deprogramming stuck");
+      }
+    });
+    if (released > 0) did.push(`released the finalizer of ${released} deleted route(s)`);
+    if (stuck > 0) did.push(`${stuck} deleted route(s) stuck waiting for the data plane`);
+    if (did.length === 0) did.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
+
+    if (!push.ok) return { result: "requeue", did };
+    return { result: "done", did };
+  }
+
+  private async push(snapshot: Snapshot, did: string[]): Promise<PushVerdict> {
+    const current = await this.dataPlane.current();
+    if (current === snapshot.version) return { ok: true };
+    const accepted = snapshot.outcomes.filter((o) => o.accepted).length;
+    // An empty data plane need not be told it is empty: nothing was ever programmed.
+    if (current === undefined && accepted === 0) return { ok: true };
+    const res = await this.dataPlane.program(snapshot);
+    this.metrics.pushes.inc({ result: res.ok ? "ok" : res.reason });
+    if (!res.ok) {
+      did.push(`push of snapshot ${snapshot.version} failed: ${res.message}`);
+      this.log.warn({ version: snapshot.version, reason: res.reason, message: res.message }, "data-plane push failed");
+      return { ok: false, reason: res.reason === "SnapshotTooLarge" ? "SnapshotTooLarge" : "PushFailed", message: res.message };
+    }
+    did.push(`pushed snapshot ${snapshot.version} (${accepted} route(s))`);
+    return { ok: true };
+  }
+
+  private isStuck(route: EdgeRouteV2): boolean {
+    const since = Date.parse(route.metadata.deletionTimestamp ?? "");
+    return Number.isFinite(since) && Date.now() - since > (this.opts.deprogramTimeoutMs ?? 120_000);
+  }
+
+  private observeRoutes(routes: readonly EdgeRouteV2[]): void {
+    const counts = new Map<string, number>();
+    let skew = 0;
+    for (const r of routes) {
+      if ((r.status?.observedGeneration ?? 0) < (r.metadata.generation ?? 0)) skew++;
+      for (const type of ["Accepted", "Programmed"]) {
+        const c = findCondition(r.status, type);
+        const k = `${type}|${c?.status ?? "Unknown"}`;
+        counts.set(k, (counts.get(k) ?? 0) + 1);
+      }
+    }
+    this.metrics.routes.reset();
+    for (const [k, n] of counts) {
+      const [condition, status] = k.split("|") as [string, string];
+      this.metrics.routes.set({ condition, status }, n);
+    }
+    this.metrics.generationSkew.set(skew);
+  }
+}
+
+/** A key that can never be reconciled: the caller must not retry it. */
+export class ReconcileInputError extends Error {}

@@ -1,0 +1,51 @@
+// The one place that decides order. Routes are ranked oldest first
+// (creationTimestamp, then namespace/name): the older owns a contested match.
+// Within a virtual host, Envoy takes the first route that matches, so entries
+// follow the Gateway API's precedence: Exact before PathPrefix, longer path
+// first, more header matches first, then the older route, then rule and match
+// order inside that route.
+
+import type { PathMatchType } from "../api/types.js";
+
+export interface Ranked {
+  readonly key: string;
+  /** Milliseconds since the epoch; Infinity when unknown, so that it sorts last. */
+  readonly created: number;
+}
+
+export function compareAge(a: Ranked, b: Ranked): number {
+  if (a.created !== b.created) return a.created < b.created ? -1 : 1;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+export function creationTime(timestamp: string | undefined): number {
+  const t = timestamp === undefined ? Number.NaN : Date.parse(timestamp);
+  return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
+}
+
+export interface Ordered {
+  readonly pathType: PathMatchType;
+  readonly path: string;
+  readonly headerCount: number;
+  /** The route's position in age order. */
+  readonly rank: number;
+  readonly rule: number;
+  readonly match: number;
+}
+
+export function compareEntries(a: Ordered, b: Ordered): number {
+  if (a.pathType !== b.pathType) return a.pathType === "Exact" ? -1 : 1;
+  if (a.path.length !== b.path.length) return b.path.length - a.path.length;
+  if (a.headerCount !== b.headerCount) return b.headerCount - a.headerCount;
+  if (a.rank !== b.rank) return a.rank - b.rank;
+  if (a.rule !== b.rule) return a.rule - b.rule;
+  return a.match - b.match;
+}
+
+/** Virtual hosts by name, with the catch-all `*` last; Envoy picks by domain, so this is for stable output. */
+export function compareHostnames(a: string, b: string): number {
+  if (a === b) return 0;
+  if (a === "*") return 1;
+  if (b === "*") return -1;
+  return a < b ? -1 : 1;
+}

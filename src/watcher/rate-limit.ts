@@ -1,0 +1,85 @@
+// The two limits client-go's default controller rate limiter combines: a
+// per-key exponential backoff, so one failing key retries ever more slowly,
+// and an overall token bucket, so many failing keys cannot flood the endpoint.
+
+export type Now = () => number;
+
+export interface RateLimiter {
+  /** How long to wait before `key` is handed out again; counts one more retry. */
+  when(key: string): number;
+  /** The key succeeded: its backoff starts over. */
+  forget(key: string): void;
+  retries(key: string): number;
+}
+
+/** `base * 2^failures`, capped at `max` (client-go: 5 ms doubling to 1,000 s). */
+export class ItemExponentialBackoff implements RateLimiter {
+  private readonly failures = new Map<string, number>();
+
+  constructor(
+    private readonly baseMs = 5,
+    private readonly maxMs = 1_000_000,
+  ) {}
+
+  when(key: string): number {
+    const n = this.failures.get(key) ?? 0;
+    this.failures.set(key, n + 1);
+    // 2^n overflows to Infinity past n≈1023; the cap makes that harmless.
+    return Math.min(this.maxMs, this.baseMs * 2 ** n);
+  }
+
+  forget(key: string): void {
+    this.failures.delete(key);
+  }
+
+  retries(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+}
+
+/**
+ * A token bucket in the manner of golang.org/x/time/rate's Reserve: every call
+ * takes a token, possibly one not yet earned, and says how long until it is.
+ */
+export class TokenBucket {
+  private tokens: number;
+  private last: number;
+
+  constructor(
+    private readonly qps: number,
+    private readonly burst: number,
+    private readonly now: Now = Date.now,
+  ) {
+    if (!(qps > 0) || !(burst >= 1)) throw new RangeError("qps must be > 0 and burst >= 1");
+    this.tokens = burst;
+    this.last = now();
+  }
+
+  reserve(): number {
+    const t = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.qps) / 1000);
+    this.last = t;
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : (-this.tokens * 1000) / this.qps;
+  }
+}
+
+/** The longer of the per-key backoff and the overall bucket's wait. */
+export class MaxOfRateLimiter implements RateLimiter {
+  constructor(
+    private readonly backoff: ItemExponentialBackoff,
+    private readonly bucket: TokenBucket,
+  ) {}
+
+  when(key: string): number {
+    return Math.max(this.backoff.when(key), this.bucket.reserve());
+  }
+
+  forget(key: string): void {
+    this.backoff.forget(key);
+  }
+
+  retries(key: string): number {
+    return this.backoff.retries(key);
+  }
+}

@@ -1,0 +1,261 @@
+// The watcher: informers feed keys into the work queue; while this replica
+// leads, workers take keys and call POST /reconcile. A standby keeps its
+// informers and queue warm but never calls; the moment it leads, it works
+// through everything it has seen.
+
+import type { Logger } from "pino";
+import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import { API_VERSION_V2 } from "../api/types.js";
+import { PLURAL } from "../api/types.js";
+import { Informer, type EventType } from "./informer.js";
+import type { KubeClient } from "./kube-http.js";
+import { SNAPSHOT_KEY } from "./keys.js";
+import { LeaderElector } from "./lease.js";
+import { createQueueMetrics } from "./queue-metrics.js";
+import type { ReconcileClient } from "./reconcile-client.js";
+import {
+  ServiceIndex,
+  keyOf,
+  referencedServices,
+  serviceOfEndpointSlice,
+  type Watched,
+} from "./service-index.js";
+import { WorkQueue, type Lane, type WorkQueueOptions } from "./work-queue.js";
+
+export const ROUTES_PATH = `/apis/${API_VERSION_V2}/${PLURAL}`;
+export const SERVICES_PATH = "/api/v1/services";
+export const ENDPOINT_SLICES_PATH = "/apis/discovery.k8s.io/v1/endpointslices";
+
+export interface WatcherOptions {
+  kube: KubeClient;
+  reconcile: ReconcileClient;
+  log: Logger;
+  registry?: Registry;
+  /** Workers for route keys; the snapshot key has one of its own. */
+  concurrency?: number;
+  queue?: Omit<WorkQueueOptions, "metrics">;
+  /** Every route key and the snapshot key are enqueued this often (default 5 min; 0: never). */
+  resyncMs?: number;
+  /** Without it this replica always leads. */
+  leaderElection?: { namespace: string; name: string; identity: string; leaseDurationMs?: number };
+  watchTimeoutSeconds?: number;
+  /** On a graceful stop, how long calls in flight may finish before they are cut (default 10 s). */
+  drainMs?: number;
+}
+
+export interface RunningWatcher {
+  readonly queue: WorkQueue;
+  isLeader(): boolean;
+  synced(): boolean;
+  stop(): Promise<void>;
+}
+
+interface WatcherMetrics {
+  calls: Counter<"lane" | "outcome">;
+  callSeconds: Histogram<"lane">;
+  leader: Gauge;
+}
+
+function watcherMetrics(registry: Registry): WatcherMetrics {
+  const registers = [registry];
+  return {
+    calls: new Counter({
+      name: "edge_operator_watcher_reconcile_calls_total",
+      help: "Calls to POST /reconcile, by lane and outcome (done, requeue, failed, aborted).",
+      labelNames: ["lane", "outcome"],
+      registers,
+    }),
+    callSeconds: new Histogram({
+      name: "edge_operator_watcher_reconcile_call_seconds",
+      help: "Time a call to POST /reconcile took.",
+      labelNames: ["lane"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    leader: new Gauge({
+      name: "edge_operator_watcher_leader",
+      help: "1 while this watcher leads.",
+      registers,
+    }),
+  };
+}
+
+/**
+ * What of a route, beyond its status, calls for a reconcile: a status-only
+ * write (the reconciler's own) changes none of it, so it does not come back
+ * as work.
+ */
+function routeFingerprint(obj: Watched): string {
+  const m = (obj.metadata ?? {}) as {
+    generation?: unknown;
+    deletionTimestamp?: unknown;
+    finalizers?: unknown;
+  };
+  const fin = Array.isArray(m.finalizers) ? m.finalizers.join(",") : "";
+  return `${String(m.generation ?? "")}|${m.deletionTimestamp ? "del" : ""}|${fin}`;
+}
+
+export function startWatcher(opts: WatcherOptions): RunningWatcher {
+  const { kube, reconcile, log } = opts;
+  const metrics = opts.registry ? watcherMetrics(opts.registry) : undefined;
+  const queue = new WorkQueue({
+    ...opts.queue,
+    ...(opts.registry ? { metrics: createQueueMetrics(opts.registry) } : {}),
+  });
+  const index = new ServiceIndex();
+  const fingerprints = new Map<string, string>();
+
+  const onRoute = (type: EventType, obj: Watched): void => {
+    const key = keyOf(obj);
+    if (!key) return;
+    if (type === "DELETED") {
+      index.deleteRoute(key);
+      fingerprints.delete(key);
+    } else {
+      index.setRoute(key, referencedServices(obj));
+      const fp = routeFingerprint(obj);
+      if (type === "MODIFIED" && fingerprints.get(key) === fp) return;
+      fingerprints.set(key, fp);
+    }
+    queue.add(key);
+    queue.add(SNAPSHOT_KEY);
+  };
+  const onService = (serviceKey: string | undefined): void => {
+    if (!serviceKey) return;
+    const routes = index.routesFor(serviceKey);
+    for (const r of routes) queue.add(r);
+    if (routes.length > 0) queue.add(SNAPSHOT_KEY);
+  };
+
+  const common = { client: kube, log, watchTimeoutSeconds: opts.watchTimeoutSeconds };
+  const routes = new Informer({ ...common, name: PLURAL, path: ROUTES_PATH, onEvent: onRoute });
+  const informers = [
+    routes,
+    new Informer({
+      ...common,
+      name: "services",
+      path: SERVICES_PATH,
+      onEvent: (_t, o) => onService(keyOf(o)),
+    }),
+    new Informer({
+      ...common,
+      name: "endpointslices",
+      path: ENDPOINT_SLICES_PATH,
+      onEvent: (_t, o) => onService(serviceOfEndpointSlice(o)),
+    }),
+  ];
+
+  const resyncAll = (): void => {
+    for (const k of routes.keys()) queue.add(k);
+    queue.add(SNAPSHOT_KEY);
+  };
+
+  // Work runs under two signals: `taking` stops workers from taking new keys,
+  // `calls` cuts the calls in flight.
+  let work: { taking: AbortController; calls: AbortController; workers: Promise<void>[] } | undefined;
+
+  const process1 = async (key: string, lane: Lane, calls: AbortSignal): Promise<void> => {
+    const started = Date.now();
+    const out = await reconcile.reconcile(key, calls);
+    metrics?.callSeconds.observe({ lane }, (Date.now() - started) / 1000);
+    if (calls.aborted) {
+      // Cut because leadership ended: the key stays due for whoever leads next.
+      metrics?.calls.inc({ lane, outcome: "aborted" });
+      queue.done(key);
+      queue.add(key);
+      return;
+    }
+    metrics?.calls.inc({ lane, outcome: out.kind });
+    switch (out.kind) {
+      case "done":
+        queue.forget(key);
+        break;
+      case "requeue":
+        queue.addRateLimited(key, out.afterMs ?? 0);
+        break;
+      case "failed":
+        log.warn(
+          { key, reason: out.reason, retries: queue.numRequeues(key) },
+          "reconcile failed; retrying with backoff",
+        );
+        queue.addRateLimited(key);
+        break;
+    }
+    if (out.kind !== "failed") for (const k of out.enqueue) queue.add(k);
+    queue.done(key);
+  };
+
+  const worker = async (lane: Lane, taking: AbortSignal, calls: AbortSignal): Promise<void> => {
+    for (;;) {
+      const key = await queue.get(lane, taking);
+      if (key === undefined) return;
+      await process1(key, lane, calls);
+    }
+  };
+
+  const startWork = (): void => {
+    if (work) return;
+    metrics?.leader.set(1);
+    const taking = new AbortController();
+    const calls = new AbortController();
+    const n = Math.max(1, opts.concurrency ?? 4);
+    const workers = [
+      worker("snapshot", taking.signal, calls.signal),
+      ...Array.from({ length: n }, () => worker("route", taking.signal, calls.signal)),
+    ];
+    work = { taking, calls, workers };
+    resyncAll();
+  };
+
+  /** Stops work: at once (leadership lost), or letting calls in flight finish for up to `drainMs`. */
+  const stopWork = async (drainMs: number): Promise<void> => {
+    const w = work;
+    if (!w) return;
+    work = undefined;
+    metrics?.leader.set(0);
+    w.taking.abort();
+    if (drainMs <= 0) w.calls.abort();
+    const all = Promise.all(w.workers);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([all, new Promise<void>((r) => (timer = setTimeout(r, drainMs)))]);
+    clearTimeout(timer);
+    w.calls.abort();
+    await all;
+  };
+
+  for (const inf of informers) inf.start();
+
+  let elector: LeaderElector | undefined;
+  if (opts.leaderElection) {
+    const le = opts.leaderElection;
+    elector = new LeaderElector({
+      client: kube,
+      ...le,
+      log,
+      onStartedLeading: startWork,
+      onStoppedLeading: () => void stopWork(0),
+    });
+    elector.start();
+  } else {
+    startWork();
+  }
+
+  const resyncMs = opts.resyncMs ?? 300_000;
+  const resync = resyncMs > 0 ? setInterval(resyncAll, resyncMs) : undefined;
+
+  return {
+    queue,
+    isLeader: () => work !== undefined,
+    synced: () => informers.every((i) => i.hasSynced()),
+    async stop() {
+      clearInterval(resync);
+      // Finish what is in flight before giving the lease up, so the successor
+      // never runs a key this replica is still running.
+      await stopWork(opts.drainMs ?? 10_000);
+      await elector?.stop();
+      queue.shutDown();
+      await Promise.all(informers.map((i) => i.stop()));
+      reconcile.close();
+    },
+  };
+}

@@ -1,0 +1,143 @@
+// /validate and /mutate: the AdmissionReview handlers the HTTPS server hosts.
+// The decisions are the pure functions in validate.ts and mutate.ts; this file
+// reads the review, picks the version, and writes the answer.
+
+import type { KubeConfig } from "@kubernetes/client-node";
+import jsonPatch from "fast-json-patch";
+import { formatFieldError, type FieldError } from "../api/field-error.js";
+import { GROUP, KIND, isVersion, versionOf, type Version } from "../api/types.js";
+import type { JsonReply, JsonRoute, RequestContext } from "../server/json-route.js";
+import { logger } from "../server/logger.js";
+import { webhookDecisions } from "../server/metrics.js";
+import { ADMISSION_BODY_LIMIT, deny, parseReview, reviewReply, type AdmissionRequest, type Verdict } from "./admission-review.js";
+import { ConflictLookup, summarize } from "./conflicts.js";
+import { mutateRoute } from "./mutate.js";
+import { validateRoute } from "./validate.js";
+
+const { compare } = jsonPatch;
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** The version the object is written in: its apiVersion, else the request's kind. */
+function versionFor(request: AdmissionRequest, object: Record<string, unknown>): Version | undefined {
+  const own = versionOf(object.apiVersion);
+  if (own) return own;
+  if (object.apiVersion === undefined && request.kind?.group === GROUP && isVersion(request.kind.version)) {
+    return request.kind.version;
+  }
+  return undefined;
+}
+
+function isTerminating(obj: unknown): boolean {
+  return isRecord(obj) && isRecord(obj.metadata) && obj.metadata.deletionTimestamp != null;
+}
+
+/** Equal as JSON documents, key order aside. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+  }
+  if (!isRecord(a) || !isRecord(b)) return false;
+  const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+  const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+  return ka.length === kb.length && ka.every((k) => sameJson(a[k], b[k]));
+}
+
+function withoutMetadata(obj: Record<string, unknown>): Record<string, unknown> {
+  const { metadata: _m, ...rest } = obj;
+  return rest;
+}
+
+/** The apiserver's wording for an invalid object, one field error after another. */
+export function invalidMessage(name: string, errors: readonly FieldError[]): string {
+  const list = errors.map(formatFieldError);
+  const body = list.length === 1 ? list[0] : `[${list.join(", ")}]`;
+  return `${KIND}.${GROUP} ${JSON.stringify(name)} is invalid: ${body}`;
+}
+
+function nameOf(request: AdmissionRequest, obj: Record<string, unknown>): string {
+  const m = isRecord(obj.metadata) ? obj.metadata : {};
+  if (typeof m.name === "string" && m.name !== "") return m.name;
+  if (request.name) return request.name;
+  return typeof m.generateName === "string" ? m.generateName : "";
+}
+
+function missingObject(request: AdmissionRequest): Verdict {
+  return deny(400, "BadRequest", `request.object must be an EdgeRoute object for ${request.operation}`);
+}
+
+export async function validateReview(request: AdmissionRequest, conflicts?: ConflictLookup): Promise<Verdict> {
+  // Deletes and status writes are not this webhook's to judge; cleanup is never blocked.
+  if ((request.operation !== "CREATE" && request.operation !== "UPDATE") || request.subResource) return { allowed: true };
+  const obj = request.object;
+  if (!isRecord(obj)) return missingObject(request);
+  const version = versionFor(request, obj);
+  if (!version) {
+    return deny(400, "BadRequest", `request.object.apiVersion must be ${GROUP}/v1 or ${GROUP}/v2, got ${JSON.stringify(obj.apiVersion)}`);
+  }
+  // A route on its way out may carry a spec that today's rules refuse; letting
+  // its finalizers and labels change is what lets it go.
+  if (
+    request.operation === "UPDATE" &&
+    (isTerminating(request.oldObject) || isTerminating(obj)) &&
+    isRecord(request.oldObject) &&
+    sameJson(withoutMetadata(request.oldObject), withoutMetadata(obj))
+  ) {
+    return { allowed: true };
+  }
+  const errors = validateRoute(obj, version);
+  if (errors.length > 0) {
+    return deny(422, "Invalid", invalidMessage(nameOf(request, obj), errors));
+  }
+  if (!conflicts) return { allowed: true };
+  const me = summarize(obj, request.namespace ?? "");
+  const warnings = me ? await conflicts.warnings(me) : [];
+  return warnings.length > 0 ? { allowed: true, warnings } : { allowed: true };
+}
+
+export function mutateReview(request: AdmissionRequest): Verdict {
+  if ((request.operation !== "CREATE" && request.operation !== "UPDATE") || request.subResource) return { allowed: true };
+  const obj = request.object;
+  if (!isRecord(obj)) return missingObject(request);
+  const mutated = mutateRoute(obj, request.operation);
+  const patch = compare(obj, mutated as object);
+  return patch.length > 0 ? { allowed: true, patch } : { allowed: true };
+}
+
+type Decide = (request: AdmissionRequest) => Verdict | Promise<Verdict>;
+
+function admissionRoute(path: string, webhook: string, decide: Decide): JsonRoute {
+  return {
+    path,
+    limit: ADMISSION_BODY_LIMIT,
+    async handle(body: unknown, ctx: RequestContext): Promise<JsonReply> {
+      const parsed = parseReview(body);
+      if (!parsed.ok) {
+        webhookDecisions.inc({ webhook, outcome: "bad-request" });
+        return parsed.reply;
+      }
+      const { apiVersion, request } = parsed.review;
+      const verdict = await decide(request);
+      webhookDecisions.inc({ webhook, outcome: verdict.allowed ? "allowed" : "denied" });
+      if (!verdict.allowed) {
+        ctx.log.debug({ webhook, uid: request.uid, message: verdict.status.message }, "denied");
+      }
+      return reviewReply(apiVersion, request.uid, verdict);
+    },
+  };
+}
+
+/**
+ * The admission webhooks. With a cluster, /validate also warns about routes
+ * that an older route already owns; without one it judges the object alone.
+ */
+export function admissionRoutes(kc?: KubeConfig): JsonRoute[] {
+  const conflicts = kc ? new ConflictLookup(kc, { log: logger }) : undefined;
+  return [
+    admissionRoute("/validate", "validate", (request) => validateReview(request, conflicts)),
+    admissionRoute("/mutate", "mutate", mutateReview),
+  ];
+}

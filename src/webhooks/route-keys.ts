@@ -1,0 +1,68 @@
+// What a route claims: (host, match) pairs, as comparable strings. Two matches
+// are the same when their path type and value and their header set are; header
+// names compare without case, as HTTP does.
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** A v2 match (`{path: {type, value}, headers}`) as a key; undefined when it is malformed. */
+export function matchKey(match: unknown): string | undefined {
+  if (!isRecord(match) || !isRecord(match.path) || typeof match.path.value !== "string") return undefined;
+  const type = match.path.type === undefined ? "PathPrefix" : match.path.type;
+  if (typeof type !== "string") return undefined;
+  const headers: [string, string][] = [];
+  if (match.headers !== undefined) {
+    if (!Array.isArray(match.headers)) return undefined;
+    for (const h of match.headers) {
+      if (!isRecord(h) || typeof h.name !== "string" || typeof h.value !== "string") return undefined;
+      headers.push([h.name.toLowerCase(), h.value]);
+    }
+  }
+  headers.sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1));
+  return JSON.stringify([type, match.path.value, headers]);
+}
+
+/** `PathPrefix /api` or `Exact /api with headers x-a=1, x-b=2`, from a matchKey. */
+export function describeMatch(key: string): string {
+  const [type, value, headers] = JSON.parse(key) as [string, string, [string, string][]];
+  const h = headers.length > 0 ? ` with headers ${headers.map(([n, v]) => `${n}=${v}`).join(", ")}` : "";
+  return `${type} ${value}${h}`;
+}
+
+export interface Claim {
+  /** The hostname, or "" for any host. */
+  readonly host: string;
+  readonly match: string;
+}
+
+export function claimKey(c: Claim): string {
+  return `${c.host} ${c.match}`;
+}
+
+/**
+ * The (host, match) pairs a spec claims, read from either version's shape
+ * (`rules` for v2, `pathPrefix` for v1), since a cluster without conversion
+ * may hand back one shape under the other's apiVersion.
+ */
+export function claimsOf(spec: unknown): Claim[] {
+  if (!isRecord(spec)) return [];
+  if (Array.isArray(spec.rules)) {
+    const hosts = Array.isArray(spec.hostnames) && spec.hostnames.length > 0 ? spec.hostnames : [""];
+    const out: Claim[] = [];
+    for (const rule of spec.rules) {
+      if (!isRecord(rule) || !Array.isArray(rule.matches)) continue;
+      for (const m of rule.matches) {
+        const match = matchKey(m);
+        if (match === undefined) continue;
+        for (const host of hosts) if (typeof host === "string") out.push({ host, match });
+      }
+    }
+    return out;
+  }
+  if (typeof spec.pathPrefix === "string") {
+    const host = typeof spec.host === "string" ? spec.host : "";
+    return [{ host, match: JSON.stringify(["PathPrefix", spec.pathPrefix, []]) }];
+  }
+  return [];
+}

@@ -1,0 +1,293 @@
+// What the validating webhook checks in an EdgeRoute: the schema from
+// src/api/schema.ts (the CRD's own, compiled once by ajv) and the rules a
+// schema cannot say. Pure: an object in, every field error out.
+
+import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
+import addFormatsPlugin from "ajv-formats";
+import { fieldError, FieldPath, pointerToPath, type FieldError } from "../api/field-error.js";
+import {
+  DNS1035_LABEL_PATTERN,
+  HEADER_NAME_PATTERN,
+  LIMITS,
+  specSchemas,
+  type Schema,
+} from "../api/schema.js";
+import type { Version } from "../api/types.js";
+import { describeMatch, matchKey } from "./route-keys.js";
+
+// ajv-formats is CommonJS: under NodeNext its default import is the module
+// object, whose `default` is the plugin.
+const addFormats = addFormatsPlugin.default;
+
+function compileSpecValidators(): Record<Version, ValidateFunction> {
+  // strict: unknown keywords and type mistakes in the schema fail at start-up,
+  // not silently at admission time; the CRD-only keywords are declared as
+  // annotations that ajv carries but does not check (the CEL rule is one of
+  // the rules below).
+  const ajv = new Ajv({ strict: true, allErrors: true, verbose: true });
+  addFormats(ajv);
+  for (const keyword of [
+    "x-kubernetes-validations",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+    "x-kubernetes-preserve-unknown-fields",
+  ]) {
+    ajv.addKeyword({ keyword, schemaType: ["array", "string", "boolean"] });
+  }
+  return { v1: ajv.compile(specSchemas.v1), v2: ajv.compile(specSchemas.v2) };
+}
+
+const specValidators = compileSpecValidators();
+
+// Fields whose strings the rules below check in full, with a better message
+// than a regular expression: ajv's pattern and length errors there are dropped
+// so that one problem gives one message.
+const CUSTOM_STRING_FIELD = /^spec\.(host|pathPrefix|hostnames\[\d+\]|rules\[\d+\]\.(timeout|matches\[\d+\]\.path\.value))$/;
+
+const PATTERN_MESSAGES: Record<string, string> = {
+  [DNS1035_LABEL_PATTERN]:
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character",
+  [HEADER_NAME_PATTERN]: "must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)",
+};
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+function schemaOf(e: ErrorObject): Schema {
+  return (e.parentSchema ?? {}) as Schema;
+}
+
+function between(s: Schema): string {
+  if (s.minimum !== undefined && s.maximum !== undefined) return `must be between ${s.minimum} and ${s.maximum}`;
+  if (s.minimum !== undefined) return `must be greater than or equal to ${s.minimum}`;
+  return `must be less than or equal to ${s.maximum}`;
+}
+
+/** One ajv error as the apiserver would word it; undefined for errors a custom rule words better. */
+function fromAjv(e: ErrorObject): FieldError | undefined {
+  const path = pointerToPath(e.instancePath, "spec");
+  const s = schemaOf(e);
+  switch (e.keyword) {
+    case "required": {
+      const missing = String((e.params as { missingProperty: string }).missingProperty);
+      return fieldError(`${path}.${missing}`, "Required value", "must be set");
+    }
+    case "type":
+      return fieldError(path, "Invalid value", `must be of type ${String((e.params as { type: string }).type)}`, e.data);
+    case "minimum":
+    case "maximum":
+      return fieldError(path, "Invalid value", between(s), e.data);
+    case "enum":
+      return fieldError(
+        path,
+        "Unsupported value",
+        `supported values: ${(s.enum ?? []).map((v) => JSON.stringify(v)).join(", ")}`,
+        e.data,
+      );
+    case "minItems":
+      return fieldError(path, "Required value", `must have at least ${plural(s.minItems ?? 0, "item")}`);
+    case "maxItems":
+      return fieldError(path, "Too many", `must have at most ${plural(s.maxItems ?? 0, "item")}`, (e.data as unknown[]).length);
+    case "minLength":
+      return CUSTOM_STRING_FIELD.test(path) ? undefined : fieldError(path, "Invalid value", "must not be empty", e.data);
+    case "maxLength":
+      return CUSTOM_STRING_FIELD.test(path)
+        ? undefined
+        : fieldError(path, "Too long", `may not be more than ${s.maxLength ?? 0} bytes`);
+    case "pattern":
+      if (CUSTOM_STRING_FIELD.test(path)) return undefined;
+      return fieldError(path, "Invalid value", PATTERN_MESSAGES[s.pattern ?? ""] ?? `must match ${s.pattern}`, e.data);
+    default:
+      return fieldError(path, "Invalid value", e.message ?? "is invalid", e.data);
+  }
+}
+
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Why a hostname is not a lowercase DNS-1123 subdomain or `*.` + one; empty when it is one. */
+export function hostnameProblems(host: string): string[] {
+  const problems: string[] = [];
+  if (host.length > LIMITS.hostLength) problems.push(`must be no more than ${LIMITS.hostLength} characters`);
+  if (host === "") return ["must not be empty"];
+  if (host !== host.toLowerCase()) problems.push("must be lowercase");
+  const labels = host.split(".");
+  const wildcard = labels[0] === "*";
+  if (wildcard && labels.length < 2) problems.push("a wildcard must be followed by a domain (*.example.com)");
+  if (labels.slice(wildcard ? 1 : 0).some((l) => l.includes("*"))) {
+    problems.push("a wildcard is allowed only as the whole first label (*.example.com)");
+  }
+  const bad = labels.slice(wildcard ? 1 : 0).filter((l) => !l.includes("*"));
+  if (bad.some((l) => l.length > 63)) problems.push("each label must be no more than 63 characters");
+  if (bad.some((l) => l.length <= 63 && !DNS1123_LABEL.test(l.toLowerCase()))) {
+    problems.push(
+      "must be a DNS-1123 subdomain: labels of lowercase letters, digits and '-', separated by '.', each starting and ending with a letter or digit",
+    );
+  }
+  return problems;
+}
+
+/** Why a path cannot be matched safely; empty when it can. */
+export function pathProblems(path: string): string[] {
+  const problems: string[] = [];
+  if (!path.startsWith("/")) problems.push("must start with '/'");
+  if (path.length > LIMITS.pathLength) problems.push(`must be no more than ${LIMITS.pathLength} characters`);
+  for (const bad of ["//", "/./", "/../"]) {
+    if (path.includes(bad)) problems.push(`must not contain '${bad}'`);
+  }
+  if (path.endsWith("/..") || path === "..") problems.push("must not end with '/..'");
+  else if (path.endsWith("/.") || path === ".") problems.push("must not end with '/.'");
+  if (/%2f/i.test(path)) problems.push("must not contain an encoded slash ('%2F')");
+  if (path.includes("#")) problems.push("must not contain '#'");
+  if (path.includes("?")) problems.push("must not contain '?'");
+  // eslint-disable-next-line no-control-regex
+  if (/[\s\u0000-\u001f\u007f]/.test(path)) problems.push("must not contain whitespace or control characters");
+  return problems;
+}
+
+const DURATION = /^([0-9]{1,5}(h|ms|m|s)){1,4}$/;
+const DURATION_PART = /([0-9]{1,5})(h|ms|m|s)/g;
+const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
+
+/** A Gateway API duration (GEP-2257) in milliseconds, or undefined when it is not one. */
+export function parseDuration(text: string): number | undefined {
+  if (!DURATION.test(text)) return undefined;
+  let ms = 0;
+  for (const m of text.matchAll(DURATION_PART)) ms += Number(m[1]) * (UNIT_MS[m[2] ?? ""] ?? 0);
+  return ms;
+}
+
+const MAX_TIMEOUT_MS = LIMITS.maxTimeoutSeconds * 1000;
+
+function timeoutProblems(text: string): string[] {
+  const ms = parseDuration(text);
+  if (ms === undefined) return ["must be a duration such as 15s, 1m30s or 500ms (units h, m, s, ms)"];
+  return ms > MAX_TIMEOUT_MS ? ["must be at most 1h"] : [];
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function arrayAt(v: unknown): unknown[] {
+  return Array.isArray(v) ? v : [];
+}
+
+function stringCheck(out: FieldError[], path: FieldPath, value: unknown, check: (s: string) => string[]): void {
+  if (typeof value !== "string") return;
+  const problems = check(value);
+  if (problems.length > 0) out.push(fieldError(path, "Invalid value", problems.join("; "), value));
+}
+
+function checkV1(spec: Record<string, unknown>, at: FieldPath): FieldError[] {
+  const out: FieldError[] = [];
+  stringCheck(out, at.child("host"), spec.host, hostnameProblems);
+  stringCheck(out, at.child("pathPrefix"), spec.pathPrefix, pathProblems);
+  return out;
+}
+
+function checkV2(spec: Record<string, unknown>, at: FieldPath): FieldError[] {
+  const out: FieldError[] = [];
+  const seenHosts = new Map<string, number>();
+  arrayAt(spec.hostnames).forEach((h, i) => {
+    const p = at.child("hostnames").index(i);
+    stringCheck(out, p, h, hostnameProblems);
+    if (typeof h !== "string") return;
+    const first = seenHosts.get(h);
+    if (first !== undefined) out.push(fieldError(p, "Duplicate value", `same as spec.hostnames[${first}]`, h));
+    else seenHosts.set(h, i);
+  });
+
+  // Every match of the route shares its hostnames, so a match repeated in any
+  // rule of the route can never be reached.
+  const seenMatches = new Map<string, string>();
+  arrayAt(spec.rules).forEach((rule, r) => {
+    if (!isRecord(rule)) return;
+    const rp = at.child("rules").index(r);
+    arrayAt(rule.matches).forEach((match, m) => {
+      if (!isRecord(match)) return;
+      const mp = rp.child("matches").index(m);
+      if (isRecord(match.path)) stringCheck(out, mp.child("path").child("value"), match.path.value, pathProblems);
+      const names = new Map<string, number>();
+      arrayAt(match.headers).forEach((h, k) => {
+        if (!isRecord(h) || typeof h.name !== "string") return;
+        const name = h.name.toLowerCase();
+        const first = names.get(name);
+        if (first !== undefined) {
+          out.push(
+            fieldError(
+              mp.child("headers").index(k).child("name"),
+              "Duplicate value",
+              `header names are case-insensitive; same name as ${mp.child("headers").index(first)}`,
+              h.name,
+            ),
+          );
+        } else names.set(name, k);
+      });
+      const key = matchKey(match);
+      if (key === undefined) return;
+      const firstAt = seenMatches.get(key);
+      if (firstAt !== undefined) {
+        out.push(fieldError(mp, "Duplicate value", `${describeMatch(key)} is already matched by ${firstAt}`));
+      } else seenMatches.set(key, String(mp));
+    });
+
+    const backends = arrayAt(rule.backends);
+    const weights = backends.map((b) => (isRecord(b) ? b.weight : undefined));
+    // Only judge the sum when every weight is well-formed; a bad one has its own error.
+    const allNumbers = weights.every((w) => w === undefined || (typeof w === "number" && Number.isInteger(w)));
+    if (backends.length > 0 && allNumbers && !weights.some((w) => w === undefined || (w as number) > 0)) {
+      out.push(fieldError(rp.child("backends"), "Invalid value", "at least one backend must have a weight above 0", weights));
+    }
+    stringCheck(out, rp.child("timeout"), rule.timeout, timeoutProblems);
+  });
+  return out;
+}
+
+/** Orders paths as a reader scans the object: `rules[2]` before `rules[10]`. */
+function comparePaths(a: string, b: string): number {
+  const split = (p: string) => p.split(/[.[\]]+/).filter((s) => s !== "");
+  const sa = split(a);
+  const sb = split(b);
+  for (let i = 0; i < Math.min(sa.length, sb.length); i++) {
+    const x = sa[i] as string;
+    const y = sb[i] as string;
+    if (x === y) continue;
+    const nx = Number(x);
+    const ny = Number(y);
+    if (Number.isInteger(nx) && Number.isInteger(ny)) return nx - ny;
+    return x < y ? -1 : 1;
+  }
+  return sa.length - sb.length;
+}
+
+/**
+ * Every problem with an EdgeRoute's spec in the given version, as field
+ * errors with kubectl's paths (`spec.rules[0].backends[1].port`); empty when
+ * the route is valid.
+ */
+export function validateRoute(obj: unknown, version: Version): FieldError[] {
+  const root = FieldPath.root("spec");
+  const spec = isRecord(obj) ? obj.spec : undefined;
+  if (spec === undefined || spec === null) return [fieldError(root, "Required value", "must be set")];
+  if (!isRecord(spec)) return [fieldError(root, "Invalid value", "must be of type object", spec)];
+
+  const validate = specValidators[version];
+  const errors: FieldError[] = [];
+  if (!validate(spec)) {
+    for (const e of validate.errors ?? []) {
+      const fe = fromAjv(e);
+      if (fe) errors.push(fe);
+    }
+  }
+  errors.push(...(version === "v1" ? checkV1(spec, root) : checkV2(spec, root)));
+
+  const seen = new Set<string>();
+  const unique = errors.filter((e) => {
+    const key = `${e.path}\u0000${e.type}\u0000${e.detail}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return unique.sort((a, b) => comparePaths(a.path, b.path));
+}

@@ -1,0 +1,207 @@
+// The whole operator on a test control plane, as processes: the HTTPS server
+// (webhooks, conversion, /reconcile) and the watcher, with the CRD and webhook
+// configurations registered by URL, and the watcher calling /reconcile with a
+// ServiceAccount token that RBAC allows and nothing else.
+
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import https from "node:https";
+import os from "node:os";
+import path from "node:path";
+import { stringify as toYaml } from "yaml";
+import { buildCrd } from "../../src/api/crd.js";
+import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../../src/webhooks/registration.js";
+import type { ControlPlane } from "./control-plane.js";
+import { startCli, startServe, type ServeProcess } from "./operator.js";
+import { waitFor, type Supervised } from "./process.js";
+
+export const SYSTEM_NAMESPACE = "edge-system";
+
+export interface MemoryState {
+  pushes: number;
+  failures: number;
+  version: string | undefined;
+  routes: string[];
+  endpoints: Record<string, string[]>;
+}
+
+export interface OperatorStack {
+  serve: ServeProcess;
+  /** The watchers started so far (see startWatcher). */
+  watchers: Supervised[];
+  /** The watcher's bearer token: what RBAC lets call /reconcile. */
+  token: string;
+  tokenFile: string;
+  startWatcher(extra?: string[]): Supervised;
+  /** The memory data plane's state, through GET /debug/dataplane. */
+  dataPlane(): Promise<MemoryState>;
+  /** Makes the memory data plane refuse its next `count` pushes. */
+  failNextPush(count?: number): Promise<void>;
+  /** POST /reconcile by hand, as the watcher does. */
+  reconcile(key: string, token?: string): Promise<{ status: number; body: unknown }>;
+  stop(): Promise<void>;
+}
+
+export interface StackOptions {
+  serveArgs?: string[];
+  watchArgs?: string[];
+  /** Start one watcher at once (default true). */
+  watcher?: boolean;
+}
+
+export function httpsJson(
+  url: string,
+  caPem: string,
+  method: string,
+  body?: unknown,
+  token?: string,
+): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      url,
+      {
+        method,
+        ca: caPem,
+        headers: {
+          "content-type": "application/json",
+          ...(token ? { authorization: `Bearer ${token}` } : {}),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // keep the text
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+async function must(what: string, p: Promise<{ code: number; stdout: string; stderr: string }>): Promise<string> {
+  const r = await p;
+  if (r.code !== 0) throw new Error(`${what} failed (${r.code}): ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Registers the CRD (conversion by URL) and both admission webhooks against a running server. */
+export async function registerOperator(cp: ControlPlane, serve: ServeProcess): Promise<void> {
+  const client = { url: serve.url, caBundle: serve.caBundle };
+  const docs = [
+    buildCrd({ conversion: { url: `${serve.url}/convert`, caBundle: serve.caBundle } }),
+    mutatingWebhookConfiguration({ client }),
+    validatingWebhookConfiguration({ client }),
+  ];
+  await must("kubectl apply (CRD, webhooks)", cp.kubectl(["apply", "-f", "-"], { input: docs.map((d) => toYaml(d)).join("---\n") }));
+  await must(
+    "kubectl wait crd",
+    cp.kubectl(["wait", "--for=condition=Established", "crd/edgeroutes.net.10xdev.io", "--timeout=60s"]),
+  );
+  // The apiserver's discovery and webhook caches catch up asynchronously: wait until
+  // a v2 list answers (conversion reachable).
+  await waitFor("EdgeRoute v2 to be served", async () => {
+    const r = await cp.kubectl(["get", "edgeroutes.v2.net.10xdev.io", "-A"]);
+    return r.code === 0 ? true : undefined;
+  });
+}
+
+/** A ServiceAccount whose token RBAC allows to call /reconcile (and read what the watcher reads). */
+export async function watcherIdentity(cp: ControlPlane, dir: string): Promise<{ token: string; tokenFile: string }> {
+  const rbac = {
+    apiVersion: "v1",
+    kind: "List",
+    items: [
+      { apiVersion: "v1", kind: "Namespace", metadata: { name: SYSTEM_NAMESPACE } },
+      { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "watcher", namespace: SYSTEM_NAMESPACE } },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: "edge-operator-reconcile-caller" },
+        rules: [{ nonResourceURLs: ["/reconcile"], verbs: ["create"] }],
+      },
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: "edge-operator-reconcile-caller" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edge-operator-reconcile-caller" },
+        subjects: [{ kind: "ServiceAccount", name: "watcher", namespace: SYSTEM_NAMESPACE }],
+      },
+    ],
+  };
+  await must("kubectl apply (watcher identity)", cp.kubectl(["apply", "-f", "-"], { input: toYaml(rbac) }));
+  const token = (await must("kubectl create token", cp.kubectl(["create", "token", "watcher", "-n", SYSTEM_NAMESPACE, "--duration=24h"]))).trim();
+  const tokenFile = path.join(dir, "watcher.token");
+  writeFileSync(tokenFile, token);
+  return { token, tokenFile };
+}
+
+export async function startOperatorStack(cp: ControlPlane, opts: StackOptions = {}): Promise<OperatorStack> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "edge-stack-"));
+  const serve = await startServe({ args: ["--kubeconfig", cp.kubeconfig, "--dataplane", "memory", ...(opts.serveArgs ?? [])] });
+  const watchers: Supervised[] = [];
+  try {
+    await registerOperator(cp, serve);
+    const { token, tokenFile } = await watcherIdentity(cp, dir);
+    const caFile = path.join(dir, "ca.crt");
+    writeFileSync(caFile, serve.caPem);
+    const startWatcher = (extra: string[] = []): Supervised => {
+      const w = startCli(`watch-${watchers.length}`, [
+        "watch",
+        "--reconcile-url",
+        `${serve.url}/reconcile`,
+        "--kubeconfig",
+        cp.kubeconfig,
+        "--token-file",
+        tokenFile,
+        "--reconcile-ca",
+        caFile,
+        "--lease-namespace",
+        SYSTEM_NAMESPACE,
+        ...(opts.watchArgs ?? []),
+        ...extra,
+      ]);
+      watchers.push(w);
+      return w;
+    };
+    if (opts.watcher !== false) startWatcher();
+
+    const stack: OperatorStack = {
+      serve,
+      watchers,
+      token,
+      tokenFile,
+      startWatcher,
+      async dataPlane() {
+        const r = await httpsJson(`${serve.url}/debug/dataplane`, serve.caPem, "GET", undefined, token);
+        if (r.status !== 200) throw new Error(`GET /debug/dataplane: ${r.status} ${JSON.stringify(r.body)}`);
+        return r.body as MemoryState;
+      },
+      async failNextPush(count = 1) {
+        const r = await httpsJson(`${serve.url}/debug/dataplane/fail-next`, serve.caPem, "POST", { count }, token);
+        if (r.status !== 200) throw new Error(`POST /debug/dataplane/fail-next: ${r.status} ${JSON.stringify(r.body)}`);
+      },
+      reconcile(key, tok = token) {
+        return httpsJson(`${serve.url}/reconcile`, serve.caPem, "POST", { key }, tok);
+      },
+      async stop() {
+        await Promise.all(watchers.map((w) => w.stop()));
+        await serve.stop();
+        rmSync(dir, { recursive: true, force: true });
+      },
+    };
+    return stack;
+  } catch (e) {
+    await Promise.all(watchers.map((w) => w.stop()));
+    await serve.stop();
+    rmSync(dir, { recursive: true, force: true });
+    throw e;
+  }
+}

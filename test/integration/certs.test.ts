@@ -1,0 +1,207 @@
+// Certificates in the cluster, on the real apiserver: replicas racing to create
+// and to renew the Secret agree on one CA; the CA bundle lands in the webhook
+// configurations and the CRD; `serve --cert-secret` renews and hot-reloads its
+// certificate with no restart and no failed request.
+
+import tls from "node:tls";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  AdmissionregistrationV1Api,
+  ApiextensionsV1Api,
+  CoreV1Api,
+  KubeConfig,
+  type V1CustomResourceDefinition,
+  type V1MutatingWebhookConfiguration,
+  type V1ValidatingWebhookConfiguration,
+} from "@kubernetes/client-node";
+import { buildCrd } from "../../src/api/crd.js";
+import { injectCaBundle } from "../../src/certs/ca-injector.js";
+import { describeCertificate, issueCertificate } from "../../src/certs/pki.js";
+import { ensureCertSecret, materialFromSecret, secretFromMaterial } from "../../src/certs/secret-store.js";
+import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../../src/webhooks/registration.js";
+import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { startCli, httpsStatus } from "../harness/operator.js";
+import { freePort, waitFor } from "../harness/process.js";
+
+const NS = "edge-system";
+const DAY = 24 * 60 * 60 * 1000;
+let cp: ControlPlane;
+
+/** A separate client per caller, as separate replicas would have. */
+const core = (): CoreV1Api => {
+  const kc = new KubeConfig();
+  kc.loadFromFile(cp.kubeconfig);
+  return kc.makeApiClient(CoreV1Api);
+};
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+  await core().createNamespace({ body: { metadata: { name: NS } } });
+});
+
+afterAll(async () => {
+  await cp?.stop();
+});
+
+describe("the certificate Secret", () => {
+  const identity = { service: "edge-operator", namespace: NS };
+
+  it("is created once when several replicas bootstrap at the same time, and all end with the same CA", async () => {
+    const secret = { namespace: NS, name: "race-tls" };
+    const results = await Promise.all(Array.from({ length: 6 }, () => ensureCertSecret(core(), { secret, identity })));
+    expect(results.filter((r) => r.action === "created")).toHaveLength(1);
+    expect(results.filter((r) => r.action === "loaded")).toHaveLength(5);
+    expect(new Set(results.map((r) => r.material.ca.cert)).size).toBe(1);
+    expect(new Set(results.map((r) => r.material.serving.cert)).size).toBe(1);
+    const list = await core().listNamespacedSecret({ namespace: NS, fieldSelector: "metadata.name=race-tls" });
+    expect(list.items).toHaveLength(1);
+    expect(list.items[0]?.type).toBe("kubernetes.io/tls");
+    expect(materialFromSecret(list.items[0] ?? {})?.ca.cert).toBe(results[0]?.material.ca.cert);
+  });
+
+  it("is renewed once when several replicas find it due, with the CA kept", async () => {
+    const secret = { namespace: NS, name: "race-tls" };
+    const before = await ensureCertSecret(core(), { secret, identity });
+    const later = () => new Date(Date.now() + 300 * DAY); // 65 days left: inside the 90-day margin
+    const results = await Promise.all(
+      Array.from({ length: 5 }, () => ensureCertSecret(core(), { secret, identity, now: later })),
+    );
+    expect(results.filter((r) => r.action === "renewed")).toHaveLength(1);
+    expect(new Set(results.map((r) => r.material.serving.cert)).size).toBe(1);
+    expect(results[0]?.material.serving.cert).not.toBe(before.material.serving.cert);
+    expect(new Set(results.map((r) => r.material.ca.cert))).toEqual(new Set([before.material.ca.cert]));
+  });
+});
+
+describe("CA injection", () => {
+  it("writes the bundle into both webhook configurations and the CRD's conversion webhook, once", async () => {
+    const kc = cp.kubeConfig();
+    const adm = kc.makeApiClient(AdmissionregistrationV1Api);
+    const ext = kc.makeApiClient(ApiextensionsV1Api);
+    // Registered without a caBundle, the way the chart renders them in the cluster.
+    const client = { service: { name: "edge-operator", namespace: NS, port: 443 } };
+    await adm.createMutatingWebhookConfiguration({
+      body: mutatingWebhookConfiguration({ client }) as V1MutatingWebhookConfiguration,
+    });
+    await adm.createValidatingWebhookConfiguration({
+      body: validatingWebhookConfiguration({ client }) as V1ValidatingWebhookConfiguration,
+    });
+    await ext.createCustomResourceDefinition({
+      body: buildCrd({ conversion: { service: { name: "edge-operator", namespace: NS, path: "/convert", port: 443 } } }) as V1CustomResourceDefinition,
+    });
+    const stored = await ensureCertSecret(core(), { secret: { namespace: NS, name: "inject-tls" }, identity: { service: "edge-operator", namespace: NS } });
+    const bundle = Buffer.from(stored.material.caBundle).toString("base64");
+    const targets = {
+      mutatingWebhookConfigurations: ["edge-operator-mutate"],
+      validatingWebhookConfigurations: ["edge-operator-validate", "not-there"],
+      customResourceDefinitions: ["edgeroutes.net.10xdev.io"],
+    };
+    const first = await injectCaBundle(kc, bundle, targets);
+    expect(first.map((r) => `${r.name}:${r.outcome}`)).toEqual([
+      "edge-operator-mutate:patched",
+      "edge-operator-validate:patched",
+      "not-there:missing",
+      "edgeroutes.net.10xdev.io:patched",
+    ]);
+    const m = await adm.readMutatingWebhookConfiguration({ name: "edge-operator-mutate" });
+    const v = await adm.readValidatingWebhookConfiguration({ name: "edge-operator-validate" });
+    const crd = await ext.readCustomResourceDefinition({ name: "edgeroutes.net.10xdev.io" });
+    expect(m.webhooks?.[0]?.clientConfig.caBundle).toBe(bundle);
+    expect(v.webhooks?.[0]?.clientConfig.caBundle).toBe(bundle);
+    expect(crd.spec.conversion?.webhook?.clientConfig?.caBundle).toBe(bundle);
+    // Idempotent: nothing is written when the bundle is already in place.
+    const second = await injectCaBundle(kc, bundle, targets);
+    expect(second.map((r) => r.outcome)).toEqual(["unchanged", "unchanged", "missing", "unchanged"]);
+    const again = await adm.readMutatingWebhookConfiguration({ name: "edge-operator-mutate" });
+    expect(again.metadata?.resourceVersion).toBe(m.metadata?.resourceVersion);
+  });
+});
+
+/** The serial of the certificate a TLS server presents. */
+function servedSerial(port: number, caPem: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = tls.connect({ host: "127.0.0.1", port, ca: caPem, servername: "localhost" }, () => {
+      const serial = s.getPeerCertificate().serialNumber;
+      s.end();
+      resolve(serial.toLowerCase().replace(/^0+/, ""));
+    });
+    s.on("error", reject);
+  });
+}
+
+describe("serve --cert-secret", () => {
+  it("bootstraps from the Secret, then renews and reloads its certificate with no restart and no failed request", async () => {
+    const port = await freePort();
+    const proc = startCli(
+      "serve",
+      [
+        "serve",
+        "--listen",
+        `127.0.0.1:${port}`,
+        "--cert-secret",
+        `${NS}/serve-tls`,
+        "--cert-dns",
+        "localhost",
+        "--cert-ip",
+        "127.0.0.1",
+        "--cert-check-interval",
+        "1",
+        "--inject-ca",
+        "--webhook-config-name",
+        "edge-operator",
+      ],
+      { KUBECONFIG: cp.kubeconfig },
+    );
+    try {
+      const api = core();
+      const secret = await waitFor("the Secret", async () => {
+        try {
+          return await api.readNamespacedSecret({ name: "serve-tls", namespace: NS });
+        } catch {
+          return undefined;
+        }
+      }, 30_000, 100).catch((e: Error) => {
+        throw new Error(`${e.message}\n${proc.output()}`);
+      });
+      const material = materialFromSecret(secret);
+      if (!material) throw new Error("the Secret holds no material");
+      const url = `https://127.0.0.1:${port}/readyz`;
+      await waitFor("readyz", async () => ((await httpsStatus(url, material.caBundle)) === 200 ? true : undefined), 30_000, 100);
+      const first = await servedSerial(port, material.caBundle);
+      expect(first).toBe(describeCertificate(material.serving.cert).serial.toLowerCase().replace(/^0+/, ""));
+
+      // The bundle was injected into the webhook configurations (created by the test above).
+      const adm = cp.kubeConfig().makeApiClient(AdmissionregistrationV1Api);
+      await waitFor("injection", async () => {
+        const m = await adm.readMutatingWebhookConfiguration({ name: "edge-operator-mutate" });
+        return m.webhooks?.[0]?.clientConfig.caBundle === Buffer.from(material.caBundle).toString("base64") ? true : undefined;
+      }, 15_000, 200);
+
+      // Make the stored certificate nearly expired: the next check renews it from the same CA.
+      const short = issueCertificate(material.ca, { commonName: "localhost", dnsNames: ["localhost"], ips: ["127.0.0.1"], usage: "server", days: 10 });
+      await api.replaceNamespacedSecret({
+        name: "serve-tls",
+        namespace: NS,
+        body: secretFromMaterial({ namespace: NS, name: "serve-tls" }, { ...material, serving: short }, {}, secret.metadata?.resourceVersion),
+      });
+
+      let failures = 0;
+      let requests = 0;
+      const renewed = await waitFor("a renewed certificate", async () => {
+        requests++;
+        if ((await httpsStatus(url, material.caBundle)) !== 200) failures++;
+        const serial = await servedSerial(port, material.caBundle);
+        const shortSerial = describeCertificate(short.cert).serial.toLowerCase().replace(/^0+/, "");
+        return serial !== first && serial !== shortSerial ? serial : undefined;
+      }, 30_000, 50);
+      const now = materialFromSecret(await api.readNamespacedSecret({ name: "serve-tls", namespace: NS }));
+      expect(renewed).toBe(describeCertificate(now?.serving.cert ?? "").serial.toLowerCase().replace(/^0+/, ""));
+      expect(now?.ca.cert).toBe(material.ca.cert);
+      expect(requests).toBeGreaterThan(1);
+      expect(failures).toBe(0);
+      expect(proc.child.exitCode).toBeNull();
+    } finally {
+      await proc.stop();
+    }
+  });
+});
