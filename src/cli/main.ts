@@ -5,8 +5,10 @@ import { UsageError, type Command } from "./command.js";
 import { serveCommand } from "./serve.js";
 import { certsCommand } from "./certs.js";
 import { watchCommand } from "./watch.js";
+import { finalizerCommand } from "./finalizer.js";
+import { migrateCommand } from "./migrate.js";
 
-const commands: Command[] = [serveCommand, watchCommand, certsCommand];
+const commands: Command[] = [serveCommand, watchCommand, certsCommand, finalizerCommand, migrateCommand];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

@@ -3,6 +3,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { startCli } from "../harness/operator.js";
 import { startOperatorStack, type OperatorStack } from "../harness/operator-stack.js";
 import { sleep, waitFor } from "../harness/process.js";
 import { apply, cond, endpointSlice, getRoute, service, v1Route, v2Route, waitForConditions } from "./routes.js";
@@ -106,9 +107,42 @@ describe("reconcile: the lab's lifecycle", () => {
     expect(reasons).toContain("Warning/DeprogramStuck");
 
     await stack.failNextPush(0);
+    await cp.kubectl(["annotate", "service", "checkout", `poke=${Date.now()}`, "--overwrite"]);
     await waitFor("r3 to be gone", async () => ((await getRoute(cp, "r3")) === undefined ? true : undefined), 90_000, 200);
     expect((await stack.dataPlane()).routes).not.toContain("default/r3");
     await waitForConditions(cp, "r2", "True(Valid)", "True(Synced)");
+  });
+
+  it("lets the break-glass release a stuck finalizer by hand, and records why", async () => {
+    await apply(cp, v2Route("stuck", { service: "checkout" }));
+    await waitForConditions(cp, "stuck", "True(Valid)", "True(Synced)");
+    await stack.failNextPush(1_000_000);
+    expect((await cp.kubectl(["delete", "edgeroute", "stuck", "--wait=false"])).code).toBe(0);
+    await waitForConditions(cp, "stuck", "True(Valid)", "False(DeprogramStuck)", "default", 30_000);
+
+    const bad = startCli("finalizer", ["finalizer", "release", "default/stuck", "--kubeconfig", cp.kubeconfig]);
+    expect(await bad.exited).toBe(2);
+    expect(bad.output()).toContain("--reason is required");
+
+    const release = startCli("finalizer", [
+      "finalizer",
+      "release",
+      "default/stuck",
+      "--reason",
+      "data plane replaced during an incident",
+      "--kubeconfig",
+      cp.kubeconfig,
+    ]);
+    expect(await release.exited, release.output()).toBe(0);
+    expect(release.output()).toContain("edgeroute default/stuck: finalizer net.10xdev.io/deprogram released");
+    await waitFor("stuck to be gone", async () => ((await getRoute(cp, "stuck")) === undefined ? true : undefined));
+    const events = await cp.kubectl(["get", "events", "--field-selector", "involvedObject.name=stuck", "-o", "json"]);
+    const items = (JSON.parse(events.stdout) as { items: { reason: string; message: string }[] }).items;
+    expect(items.find((e) => e.reason === "FinalizerReleasedByHand")?.message).toContain("data plane replaced during an incident");
+    await stack.failNextPush(0);
+    // Many failures have pushed the snapshot key's backoff far out: a Service event brings it back now.
+    await cp.kubectl(["annotate", "service", "checkout", `poke=${Date.now()}`, "--overwrite"]);
+    await waitForConditions(cp, "r2", "True(Valid)", "True(Synced)", "default", 60_000);
   });
 
   it("follows endpoint churn without any edit of the route", async () => {

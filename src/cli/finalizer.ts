@@ -1,0 +1,105 @@
+import { parseArgs } from "node:util";
+import { FINALIZER, type EdgeRouteV2 } from "../api/types.js";
+import { ClusterReader } from "../reconcile/cluster-reader.js";
+import { kubeEventRecorder } from "../reconcile/events.js";
+import { hasFinalizer, releaseFinalizer } from "../reconcile/finalizer.js";
+import { loadKubeConfig } from "../server/kubeconfig.js";
+import { logger } from "../server/logger.js";
+import { parseRouteKey } from "../watcher/keys.js";
+import { KubeError, kubeClient } from "../watcher/kube-http.js";
+import { UsageError, type Command } from "./command.js";
+
+const help = `Usage: edge-operator finalizer release NAMESPACE/NAME --reason TEXT [options]
+       edge-operator finalizer release --all --reason TEXT [options]
+
+The break-glass for a route stuck in Terminating (Programmed=False/DeprogramStuck):
+removes the finalizer ${FINALIZER} by hand and records a Warning event with
+your reason. The data plane may still send traffic to the route's backends
+until it takes a snapshot without it; use this when it cannot, or no longer
+matters (for example, the data plane is gone).
+
+Options:
+  --reason TEXT      why (required): kept in the event on the route
+  --all              every EdgeRoute that carries the finalizer, in all namespaces
+                     (used by the chart's uninstall hook)
+  --kubeconfig FILE  cluster access (default: $KUBECONFIG, then in-cluster)
+  -h, --help         this text
+`;
+
+async function releaseOne(
+  kube: ReturnType<typeof kubeClient>,
+  route: EdgeRouteV2,
+  reason: string,
+): Promise<"released" | "none"> {
+  if (!hasFinalizer(route)) return "none";
+  const events = kubeEventRecorder(kube, logger);
+  // Re-read on a conflict: the precondition guards against a stale view, not against the operator.
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await releaseFinalizer(kube, route);
+      break;
+    } catch (e) {
+      if (!(e instanceof KubeError) || (e.status !== 409 && e.status !== 422) || attempt >= 5) throw e;
+      const fresh = await new ClusterReader(kube).getRoute(route.metadata.namespace ?? "", route.metadata.name ?? "");
+      if (!fresh || !hasFinalizer(fresh)) return "none";
+      route = fresh;
+    }
+  }
+  await events.record(route, "Warning", "FinalizerReleasedByHand", `finalizer ${FINALIZER} removed by hand: ${reason}`);
+  return "released";
+}
+
+export const finalizerCommand: Command = {
+  name: "finalizer",
+  summary: "finalizer release NAMESPACE/NAME: the break-glass for a stuck route",
+  help,
+  async run(argv) {
+    const [sub, ...rest] = argv;
+    if (sub === "-h" || sub === "--help" || sub === undefined) {
+      process.stdout.write(help);
+      return sub === undefined ? 2 : 0;
+    }
+    if (sub !== "release") throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}; the only one is 'release'`);
+    const { values, positionals } = parseArgs({
+      args: rest,
+      options: {
+        reason: { type: "string" },
+        all: { type: "boolean", default: false },
+        kubeconfig: { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+      allowPositionals: true,
+      strict: true,
+    });
+    if (values.help) {
+      process.stdout.write(help);
+      return 0;
+    }
+    if (!values.reason?.trim()) throw new UsageError("--reason is required: say why the finalizer is removed by hand");
+    if (values.all === (positionals.length > 0)) throw new UsageError("give either NAMESPACE/NAME or --all");
+    if (positionals.length > 1) throw new UsageError("give one NAMESPACE/NAME");
+    const kc = loadKubeConfig(values.kubeconfig);
+    if (!kc) throw new UsageError("no cluster access: pass --kubeconfig or set KUBECONFIG");
+    const kube = kubeClient(kc);
+    const read = new ClusterReader(kube);
+
+    if (values.all) {
+      const routes = (await read.listRoutes()).filter(hasFinalizer);
+      let released = 0;
+      for (const r of routes) if ((await releaseOne(kube, r, values.reason)) === "released") released++;
+      process.stdout.write(`released the finalizer of ${released} EdgeRoute(s)\n`);
+      return 0;
+    }
+    const key = positionals[0] ?? "";
+    const ref = parseRouteKey(key);
+    if (!ref) throw new UsageError(`${JSON.stringify(key)} is not NAMESPACE/NAME`);
+    const route = await read.getRoute(ref.namespace, ref.name);
+    if (!route) {
+      process.stderr.write(`edge-operator finalizer: EdgeRoute ${key} not found\n`);
+      return 1;
+    }
+    const out = await releaseOne(kube, route, values.reason);
+    process.stdout.write(out === "released" ? `edgeroute ${key}: finalizer ${FINALIZER} released\n` : `edgeroute ${key}: has no ${FINALIZER} finalizer; nothing to do\n`);
+    return 0;
+  },
+};
