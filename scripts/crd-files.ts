@@ -18,8 +18,14 @@ function yamlText(value: unknown): string {
 }
 
 /** The per-version body a CRD carries beside name/served/storage/deprecation, which values decide. */
-function versionBody(v: CrdVersion): Pick<CrdVersion, "schema" | "subresources" | "additionalPrinterColumns"> {
-  return { schema: v.schema, subresources: v.subresources, additionalPrinterColumns: v.additionalPrinterColumns };
+function versionBody(
+  v: CrdVersion,
+): Pick<CrdVersion, "schema" | "subresources" | "additionalPrinterColumns"> {
+  return {
+    schema: v.schema,
+    subresources: v.subresources,
+    additionalPrinterColumns: v.additionalPrinterColumns,
+  };
 }
 
 /** File name (relative to the chart's files/crd) → content. */

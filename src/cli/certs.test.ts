@@ -15,7 +15,20 @@ const opts = (argv: string[]): CertsOptions => {
 describe("edge-operator certs", { timeout: 30_000 }, () => {
   it("writes a CA and a serving pair for the names asked, keys readable by the owner only", () => {
     const out = mkdtempSync(path.join(os.tmpdir(), "certs-"));
-    const r = writeCerts(opts(["--dns", "localhost", "--ip", "127.0.0.1", "--service", "edge", "--namespace", "ops", "--out", out]));
+    const r = writeCerts(
+      opts([
+        "--dns",
+        "localhost",
+        "--ip",
+        "127.0.0.1",
+        "--service",
+        "edge",
+        "--namespace",
+        "ops",
+        "--out",
+        out,
+      ]),
+    );
     expect(r.caReused).toBe(false);
     const cert = new X509Certificate(readFileSync(r.files.cert));
     expect(cert.subjectAltName).toBe(

@@ -49,8 +49,10 @@ export function parseCertsArgs(argv: string[]): CertsOptions | "help" {
     dnsNames: values.dns ?? [],
     ips: values.ip ?? [],
   };
-  if (values.service !== undefined && values.namespace === undefined) throw new UsageError("--service needs --namespace");
-  if (values.namespace !== undefined && values.service === undefined) throw new UsageError("--namespace needs --service");
+  if (values.service !== undefined && values.namespace === undefined)
+    throw new UsageError("--service needs --namespace");
+  if (values.namespace !== undefined && values.service === undefined)
+    throw new UsageError("--namespace needs --service");
   try {
     servingNames(identity);
   } catch (err) {
@@ -64,7 +66,8 @@ function existingCa(dir: string, now: Date): KeyPair | { unusable: string } | un
   const certFile = path.join(dir, "ca.crt");
   const keyFile = path.join(dir, "ca.key");
   if (!existsSync(certFile) && !existsSync(keyFile)) return undefined;
-  if (!existsSync(certFile) || !existsSync(keyFile)) return { unusable: `${certFile} and ${keyFile} must both exist` };
+  if (!existsSync(certFile) || !existsSync(keyFile))
+    return { unusable: `${certFile} and ${keyFile} must both exist` };
   const ca = { cert: readFileSync(certFile, "utf8"), key: readFileSync(keyFile, "utf8") };
   try {
     const info = describeCertificate(ca.cert);
@@ -96,7 +99,8 @@ export function writeCerts(opts: CertsOptions, now = new Date()): CertsResult {
     ca = newCa(now);
   }
   const serving = issueServing(ca, opts.identity, now);
-  if (!isIssuedBy(ca.cert, serving.cert)) throw new Error("internal: the serving certificate does not verify");
+  if (!isIssuedBy(ca.cert, serving.cert))
+    throw new Error("internal: the serving certificate does not verify");
   const files = {
     ca: path.join(opts.out, "ca.crt"),
     caKey: path.join(opts.out, "ca.key"),

@@ -253,11 +253,11 @@ export const watchCommand: Command = {
       registry,
       concurrency: opts.concurrency,
       queue: {
-          qps: opts.qps,
-          burst: opts.burst,
-          snapshotHoldOffMs: opts.snapshotHoldOffMs,
-          snapshotMaxHoldOffMs: opts.snapshotMaxHoldOffMs,
-        },
+        qps: opts.qps,
+        burst: opts.burst,
+        snapshotHoldOffMs: opts.snapshotHoldOffMs,
+        snapshotMaxHoldOffMs: opts.snapshotMaxHoldOffMs,
+      },
       resyncMs: opts.resyncMs,
       watchTimeoutSeconds: opts.watchTimeoutSeconds,
       ...(opts.leaderElect

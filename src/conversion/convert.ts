@@ -59,13 +59,10 @@ export function projectV1(v2: EdgeRouteSpecV2): EdgeRouteSpecV1 {
   const rule = v2.rules[0] as RouteRule;
   const match = rule.matches[0] as RouteRule["matches"][number];
   const backend = rule.backends[0] as RouteRule["backends"][number];
-  const out: { -readonly [K in keyof EdgeRouteSpecV1]: EdgeRouteSpecV1[K] } = {
-    pathPrefix: match.path.value,
-    service: backend.name,
-    port: backend.port,
-  };
   const host = v2.hostnames?.[0];
-  if (host !== undefined) out.host = host;
+  const [pathPrefix, service, port] = [match.path.value, backend.name, backend.port];
+  const out: { -readonly [K in keyof EdgeRouteSpecV1]: EdgeRouteSpecV1[K] } =
+    host !== undefined ? { host, pathPrefix, service, port } : { pathPrefix, service, port };
   const timeoutSeconds = rule.timeout !== undefined ? timeoutSecondsOf(rule.timeout) : undefined;
   if (timeoutSeconds !== undefined) out.timeoutSeconds = timeoutSeconds;
   return out;

@@ -10,7 +10,12 @@ export type ProgramFailureReason = "PushFailed" | "SnapshotTooLarge";
 export type ProgramResult =
   /** `pushed: false` when the data plane already held this version: nothing was written. */
   | { readonly ok: true; readonly version: string; readonly pushed: boolean }
-  | { readonly ok: false; readonly version: string; readonly reason: ProgramFailureReason; readonly message: string };
+  | {
+      readonly ok: false;
+      readonly version: string;
+      readonly reason: ProgramFailureReason;
+      readonly message: string;
+    };
 
 export interface DataPlane {
   /** For logs and metrics: `memory`, `envoy-configmap`. */
@@ -36,5 +41,5 @@ export function errorMessage(err: unknown): string {
       // Not a Status: fall through to the error's own message.
     }
   }
-  return err instanceof Error ? err.message.split("\n")[0] ?? "" : String(err);
+  return err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err);
 }

@@ -77,7 +77,8 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
     try {
       for (let attempt = 1; attempt <= attempts; attempt++) {
         const live = await this.read();
-        if (live?.metadata?.annotations?.[VERSION_ANNOTATION] === version) return { ok: true, version, pushed: false };
+        if (live?.metadata?.annotations?.[VERSION_ANNOTATION] === version)
+          return { ok: true, version, pushed: false };
         await this.opts.beforeWrite?.(attempt);
         const body: V1ConfigMap = {
           apiVersion: "v1",
@@ -92,15 +93,26 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
           data,
         };
         try {
-          if (live === undefined) await this.api.createNamespacedConfigMap({ namespace: this.opts.namespace, body });
-          else await this.api.replaceNamespacedConfigMap({ name: this.name, namespace: this.opts.namespace, body });
+          if (live === undefined)
+            await this.api.createNamespacedConfigMap({ namespace: this.opts.namespace, body });
+          else
+            await this.api.replaceNamespacedConfigMap({
+              name: this.name,
+              namespace: this.opts.namespace,
+              body,
+            });
           return { ok: true, version, pushed: true };
         } catch (err) {
           // 409: someone wrote (or created) it since we read it. Read again and decide again.
           if (statusCode(err) !== 409) throw err;
         }
       }
-      return { ok: false, version, reason: "PushFailed", message: `${where} kept changing under us: ${attempts} write conflicts in a row` };
+      return {
+        ok: false,
+        version,
+        reason: "PushFailed",
+        message: `${where} kept changing under us: ${attempts} write conflicts in a row`,
+      };
     } catch (err) {
       return { ok: false, version, reason: "PushFailed", message: `writing ${where}: ${errorMessage(err)}` };
     }

@@ -16,11 +16,19 @@ describe("the files Envoy reads", () => {
       const snapshot = snapshotCase(name);
       const files = envoyFiles(snapshot);
       for (const file of Object.values(XDS_FILES)) {
-        const doc = JSON.parse(files[file] as string) as { version_info: string; type_url: string; resources: { "@type": string }[] };
+        const doc = JSON.parse(files[file] as string) as {
+          version_info: string;
+          type_url: string;
+          resources: { "@type": string }[];
+        };
         expect(doc.version_info).toBe(snapshot.version);
         for (const r of doc.resources) expect(r["@type"]).toBe(doc.type_url);
-        expect(protos.check("envoy.service.discovery.v3.DiscoveryResponse", doc), `${name} ${file}`).toEqual([]);
-        const back = protos.roundTrip("envoy.service.discovery.v3.DiscoveryResponse", doc) as { resources?: unknown[] };
+        expect(protos.check("envoy.service.discovery.v3.DiscoveryResponse", doc), `${name} ${file}`).toEqual(
+          [],
+        );
+        const back = protos.roundTrip("envoy.service.discovery.v3.DiscoveryResponse", doc) as {
+          resources?: unknown[];
+        };
         // proto3 JSON leaves out an empty list.
         expect({ ...back, resources: back.resources ?? [] }).toEqual(doc);
       }

@@ -23,7 +23,11 @@ export interface BootstrapOptions {
   readonly adminPort?: number;
 }
 
-function discoveryResponse(version: string, typeUrl: string, resources: readonly unknown[]): DiscoveryResponse {
+function discoveryResponse(
+  version: string,
+  typeUrl: string,
+  resources: readonly unknown[],
+): DiscoveryResponse {
   return { version_info: version, resources, type_url: typeUrl };
 }
 
@@ -46,9 +50,13 @@ export function envoyFiles(snapshot: Snapshot, opts: BootstrapOptions = {}): Rec
   const { version, resources } = snapshot;
   return {
     [XDS_FILES.lds]: JSON.stringify(discoveryResponse(version, TYPE_URL.listener, resources.listeners)),
-    [XDS_FILES.rds]: JSON.stringify(discoveryResponse(version, TYPE_URL.routeConfiguration, resources.routeConfigurations)),
+    [XDS_FILES.rds]: JSON.stringify(
+      discoveryResponse(version, TYPE_URL.routeConfiguration, resources.routeConfigurations),
+    ),
     [XDS_FILES.cds]: JSON.stringify(discoveryResponse(version, TYPE_URL.cluster, resources.clusters)),
-    [XDS_FILES.eds]: JSON.stringify(discoveryResponse(version, TYPE_URL.clusterLoadAssignment, resources.clusterLoadAssignments)),
+    [XDS_FILES.eds]: JSON.stringify(
+      discoveryResponse(version, TYPE_URL.clusterLoadAssignment, resources.clusterLoadAssignments),
+    ),
     [BOOTSTRAP_FILE]: stringify(envoyBootstrap(opts)),
   };
 }

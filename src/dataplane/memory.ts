@@ -27,11 +27,17 @@ export class MemoryDataPlane implements DataPlane {
   private failing = 0;
 
   async program(snapshot: Snapshot): Promise<ProgramResult> {
-    if (this.last?.version === snapshot.version) return { ok: true, version: snapshot.version, pushed: false };
+    if (this.last?.version === snapshot.version)
+      return { ok: true, version: snapshot.version, pushed: false };
     if (this.failing > 0) {
       this.failing--;
       this.failures++;
-      return { ok: false, version: snapshot.version, reason: "PushFailed", message: "the memory data plane was told to fail this push" };
+      return {
+        ok: false,
+        version: snapshot.version,
+        reason: "PushFailed",
+        message: "the memory data plane was told to fail this push",
+      };
     }
     this.last = snapshot;
     this.pushes++;
@@ -44,7 +50,8 @@ export class MemoryDataPlane implements DataPlane {
 
   /** Refuse the next `n` pushes (of a new version). */
   failNext(n = 1): void {
-    if (!Number.isInteger(n) || n < 0) throw new RangeError(`failNext takes a whole number of pushes, not ${n}`);
+    if (!Number.isInteger(n) || n < 0)
+      throw new RangeError(`failNext takes a whole number of pushes, not ${n}`);
     this.failing = n;
   }
 

@@ -11,16 +11,6 @@ export interface HeaderClaim {
   readonly value: string;
 }
 
-export interface Claim {
-  readonly hostname: string;
-  readonly pathType: PathMatchType;
-  readonly path: string;
-  /** Sorted by name then value, without duplicates. */
-  readonly headers: readonly HeaderClaim[];
-  readonly rule: number;
-  readonly match: number;
-}
-
 /** A match a route asked for and did not get because an older route owns it. */
 export interface DroppedMatch {
   readonly hostname: string;
@@ -30,14 +20,19 @@ export interface DroppedMatch {
   readonly owner: string;
 }
 
-export function claimKey(c: Claim): string {
-  let key = `${c.hostname}\u0000${c.pathType}\u0000${c.path}`;
-  for (const h of c.headers) key += `\u0000${h.name}\u0001${h.value}`;
+export function claimKey(
+  hostname: string,
+  pathType: PathMatchType,
+  path: string,
+  headers: readonly HeaderClaim[],
+): string {
+  let key = `${hostname}\u0000${pathType}\u0000${path}`;
+  for (const h of headers) key += `\u0000${h.name}\u0001${h.value}`;
   return key;
 }
 
-const GRANTED = { granted: true } as const;
-const HELD = { held: true } as const;
+export const GRANTED = { granted: true } as const;
+export const HELD = { held: true } as const;
 
 export class ClaimRegistry {
   private readonly owners = new Map<string, string>();
@@ -46,7 +41,7 @@ export class ClaimRegistry {
    * Claims for `routeKey`; routes must claim in age order. `held` means the
    * route asked twice for the same match: the second copy could never be reached.
    */
-  claim(routeKey: string, key: string): { readonly granted: true } | { readonly held: true } | { readonly owner: string } {
+  claim(routeKey: string, key: string): typeof GRANTED | typeof HELD | { readonly owner: string } {
     const owner = this.owners.get(key);
     if (owner === undefined) {
       this.owners.set(key, routeKey);

@@ -30,7 +30,10 @@ describe("generated resources against Envoy's protos", () => {
   }
 
   it("the ADS config source is valid too", () => {
-    const { resources } = buildSnapshot([], new Map(), { configSource: { kind: "ads" }, listener: { port: 10000 } });
+    const { resources } = buildSnapshot([], new Map(), {
+      configSource: { kind: "ads" },
+      listener: { port: 10000 },
+    });
     const [listener] = resources.listeners;
     expect(protos.roundTrip(listener!["@type"], listener)).toEqual(listener);
   });
@@ -40,7 +43,9 @@ describe("the checker itself", () => {
   const match = (m: object) => ({
     "@type": "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
     name: "edge",
-    virtual_hosts: [{ name: "h", domains: ["*"], routes: [{ match: m, route: { cluster: "c", timeout: "1.500s" } }] }],
+    virtual_hosts: [
+      { name: "h", domains: ["*"], routes: [{ match: m, route: { cluster: "c", timeout: "1.500s" } }] },
+    ],
   });
 
   it("accepts a good route and keeps the fractional duration", () => {
@@ -50,7 +55,8 @@ describe("the checker itself", () => {
   });
 
   it("catches a misspelt field, a trailing slash Envoy refuses, two oneof members and a missing one", () => {
-    const problems = (m: object) => protos.check("envoy.config.route.v3.RouteConfiguration", match(m)).join("\n");
+    const problems = (m: object) =>
+      protos.check("envoy.config.route.v3.RouteConfiguration", match(m)).join("\n");
     expect(problems({ path_seperated_prefix: "/api" })).toMatch(/unknown field/);
     expect(problems({ path_separated_prefix: "/api/" })).toMatch(/does not match/);
     expect(problems({ prefix: "/", path: "/x" })).toMatch(/oneof path_specifier has/);

@@ -11,7 +11,8 @@ export const TYPE_URL = {
   routeConfiguration: "type.googleapis.com/envoy.config.route.v3.RouteConfiguration",
   cluster: "type.googleapis.com/envoy.config.cluster.v3.Cluster",
   clusterLoadAssignment: "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment",
-  httpConnectionManager: "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+  httpConnectionManager:
+    "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
   router: "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router",
 } as const;
 
@@ -29,7 +30,10 @@ export const XDS_FILES = { lds: "lds.json", rds: "rds.json", cds: "cds.json", ed
 
 export type ConfigSource =
   | {
-      readonly path_config_source: { readonly path: string; readonly watched_directory: { readonly path: string } };
+      readonly path_config_source: {
+        readonly path: string;
+        readonly watched_directory: { readonly path: string };
+      };
       readonly resource_api_version: "V3";
     }
   | { readonly ads: Record<string, never>; readonly resource_api_version: "V3" };
@@ -50,7 +54,9 @@ export interface HeaderMatcher {
 export type RouteAction =
   | { readonly cluster: string; readonly timeout?: string }
   | {
-      readonly weighted_clusters: { readonly clusters: readonly { readonly name: string; readonly weight: number }[] };
+      readonly weighted_clusters: {
+        readonly clusters: readonly { readonly name: string; readonly weight: number }[];
+      };
       readonly timeout?: string;
     };
 
@@ -88,7 +94,9 @@ export interface Cluster {
 }
 
 export interface LbEndpoint {
-  readonly endpoint: { readonly address: { readonly socket_address: { readonly address: string; readonly port_value: number } } };
+  readonly endpoint: {
+    readonly address: { readonly socket_address: { readonly address: string; readonly port_value: number } };
+  };
 }
 
 export interface ClusterLoadAssignment {
@@ -126,8 +134,13 @@ export function listener(opts: ListenerOptions, source: ConfigSourceOptions): Li
               // Route by host name whatever port the client wrote in Host.
               strip_any_host_port: true,
               // RDS, so that a route change updates the route table and never drains the listener.
-              rds: { config_source: configSource(source, XDS_FILES.rds), route_config_name: ROUTE_CONFIG_NAME },
-              http_filters: [{ name: "envoy.filters.http.router", typed_config: { "@type": TYPE_URL.router } }],
+              rds: {
+                config_source: configSource(source, XDS_FILES.rds),
+                route_config_name: ROUTE_CONFIG_NAME,
+              },
+              http_filters: [
+                { name: "envoy.filters.http.router", typed_config: { "@type": TYPE_URL.router } },
+              ],
             },
           },
         ],
@@ -146,7 +159,10 @@ export function cluster(name: string, connectTimeout: string, source: ConfigSour
   };
 }
 
-export function clusterLoadAssignment(name: string, addresses: readonly SocketAddress[]): ClusterLoadAssignment {
+export function clusterLoadAssignment(
+  name: string,
+  addresses: readonly SocketAddress[],
+): ClusterLoadAssignment {
   if (addresses.length === 0) return { "@type": TYPE_URL.clusterLoadAssignment, cluster_name: name };
   const lb_endpoints = addresses.map((a) => ({
     endpoint: { address: { socket_address: { address: a.ip, port_value: a.port } } },

@@ -6,7 +6,8 @@
 
 import type { PathMatchType } from "../api/types.js";
 
-export type EnvoyPathMatch = { readonly path: string } | { readonly prefix: "/" } | { readonly path_separated_prefix: string };
+export type EnvoyPathMatch =
+  { readonly path: string } | { readonly prefix: "/" } | { readonly path_separated_prefix: string };
 
 /** The path a match means: a prefix loses its trailing slashes (`/abc/` is `/abc`, `//` is `/`). */
 export function normalizePath(type: PathMatchType, value: string): string {

@@ -21,6 +21,11 @@ export const reconcileMetrics = {
     labelNames: ["result"] as const,
     registers: [registry],
   }),
+  overlaps: new Counter({
+    name: "edge_operator_reconcile_overlaps_total",
+    help: "Reconciles of a key that began while this process was still reconciling the same key (the watcher's queue should make this 0).",
+    registers: [registry],
+  }),
   statusWrites: new Counter({
     name: "edge_operator_status_writes_total",
     help: "EdgeRoute status writes (a status that would not change is never written).",

@@ -61,6 +61,7 @@ function isConflict(e: unknown): boolean {
 export class Reconciler {
   private readonly read: ClusterReader;
   private readonly metrics = reconcileMetrics;
+  private readonly inFlight = new Map<string, number>();
 
   constructor(
     private readonly kube: KubeClient,
@@ -75,6 +76,13 @@ export class Reconciler {
   async reconcile(key: string): Promise<ReconcileResult> {
     const kind = key === SNAPSHOT_KEY ? "snapshot" : "route";
     const end = this.metrics.duration.startTimer({ kind });
+    // Counted, not prevented: the watcher's queue is what keeps one key to one
+    // reconcile at a time, and this shows whether it does.
+    if (this.inFlight.has(key)) {
+      this.metrics.overlaps.inc();
+      this.log.warn({ key }, "a reconcile of this key began while another was still running");
+    }
+    this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
     try {
       const out = key === SNAPSHOT_KEY ? await this.reconcileSnapshot() : await this.reconcileRoute(key);
       end({ result: out.result });
@@ -82,6 +90,10 @@ export class Reconciler {
     } catch (e) {
       end({ result: "error" });
       throw e;
+    } finally {
+      const n = (this.inFlight.get(key) ?? 1) - 1;
+      if (n === 0) this.inFlight.delete(key);
+      else this.inFlight.set(key, n);
     }
   }
 

@@ -49,3 +49,44 @@ export function compareHostnames(a: string, b: string): number {
   if (b === "*") return -1;
   return a < b ? -1 : 1;
 }
+
+// compareEntries as one number, for speed: the sort of tens of thousands of
+// entries compares doubles instead of calling a comparator that reads six
+// fields. Fields take fixed bit ranges, most significant first; 50 bits in all,
+// exact in a double. A property test holds it to compareEntries.
+const PATH_BITS = 2048; // paths up to 1024 characters (the schema's limit)
+const HEADER_BITS = 32; // up to 16 header matches
+const RANK_BITS = 2 ** 24; // up to 16 million routes
+const RULE_BITS = 32; // up to 16 rules
+const MATCH_BITS = 16; // up to 8 matches
+
+export const ORDER_LIMITS = {
+  path: PATH_BITS - 1,
+  headers: HEADER_BITS - 1,
+  rank: RANK_BITS - 1,
+  rule: RULE_BITS - 1,
+  match: MATCH_BITS - 1,
+};
+
+export function orderKey(e: Ordered): number {
+  return orderKeyOf(e.pathType, e.path.length, e.headerCount, e.rank, e.rule, e.match);
+}
+
+/** orderKey without the object, for the builder's inner loop. */
+export function orderKeyOf(
+  pathType: PathMatchType,
+  pathLength: number,
+  headerCount: number,
+  rank: number,
+  rule: number,
+  match: number,
+): number {
+  const type = pathType === "Exact" ? 0 : 1;
+  const path = PATH_BITS - 1 - Math.min(pathLength, PATH_BITS - 1);
+  const headers = HEADER_BITS - 1 - Math.min(headerCount, HEADER_BITS - 1);
+  return (
+    ((((type * PATH_BITS + path) * HEADER_BITS + headers) * RANK_BITS + rank) * RULE_BITS + rule) *
+      MATCH_BITS +
+    match
+  );
+}

@@ -30,7 +30,9 @@ describe("PathPrefix matches whole segments", () => {
     const m = envoyPathMatch("PathPrefix", normalizePath("PathPrefix", "/abc"));
     expect(["/abc", "/abc/", "/abc/def"].map((p) => envoyMatches(m, p))).toEqual([true, true, true]);
     expect(envoyMatches(m, "/abcd")).toBe(false);
-    expect(envoyPathMatch("PathPrefix", normalizePath("PathPrefix", "/abc/"))).toEqual({ path_separated_prefix: "/abc" });
+    expect(envoyPathMatch("PathPrefix", normalizePath("PathPrefix", "/abc/"))).toEqual({
+      path_separated_prefix: "/abc",
+    });
     expect(envoyPathMatch("PathPrefix", normalizePath("PathPrefix", "/"))).toEqual({ prefix: "/" });
     expect(envoyPathMatch("PathPrefix", normalizePath("PathPrefix", "///"))).toEqual({ prefix: "/" });
     expect(envoyPathMatch("Exact", normalizePath("Exact", "/abc/"))).toEqual({ path: "/abc/" });
@@ -65,7 +67,10 @@ describe("Gateway API durations", () => {
 const SERVICES = ["a", "b", "c"];
 const services: ReadonlyMap<string, ServiceEndpoints> = endpointsByService(
   ["ns1", "ns2"].flatMap((namespace) =>
-    SERVICES.map((name) => ({ metadata: { namespace, name }, spec: { ports: [{ name: "http", port: 80 }] } })),
+    SERVICES.map((name) => ({
+      metadata: { namespace, name },
+      spec: { ports: [{ name: "http", port: 80 }] },
+    })),
   ),
   ["ns1", "ns2"].flatMap((namespace) =>
     SERVICES.map((name, i) => ({
@@ -80,13 +85,23 @@ const services: ReadonlyMap<string, ServiceEndpoints> = endpointsByService(
 const ruleArb: fc.Arbitrary<RouteRule> = fc.record({
   matches: fc.array(
     fc.record({
-      path: fc.record({ type: fc.constantFrom("PathPrefix" as const, "Exact" as const), value: fc.constantFrom("/", "/a", "/a/", "/a/b", "/b") }),
-      headers: fc.array(fc.record({ name: fc.constantFrom("x-a", "X-A", "x-b"), value: fc.constantFrom("1", "2") }), { maxLength: 2 }),
+      path: fc.record({
+        type: fc.constantFrom("PathPrefix" as const, "Exact" as const),
+        value: fc.constantFrom("/", "/a", "/a/", "/a/b", "/b"),
+      }),
+      headers: fc.array(
+        fc.record({ name: fc.constantFrom("x-a", "X-A", "x-b"), value: fc.constantFrom("1", "2") }),
+        { maxLength: 2 },
+      ),
     }),
     { minLength: 1, maxLength: 3 },
   ),
   backends: fc.array(
-    fc.record({ name: fc.constantFrom(...SERVICES, "missing"), port: fc.constantFrom(80, 80, 80, 81), weight: fc.integer({ min: 1, max: 3 }) }),
+    fc.record({
+      name: fc.constantFrom(...SERVICES, "missing"),
+      port: fc.constantFrom(80, 80, 80, 81),
+      weight: fc.integer({ min: 1, max: 3 }),
+    }),
     { minLength: 1, maxLength: 2 },
   ),
 });
@@ -97,24 +112,26 @@ const routesArb: fc.Arbitrary<EdgeRouteV2[]> = fc
       namespace: fc.constantFrom("ns1", "ns2"),
       name: fc.constantFrom("r1", "r2", "r3", "r4", "r5", "r6"),
       day: fc.integer({ min: 1, max: 3 }),
-      hostnames: fc.uniqueArray(fc.constantFrom("x.example.com", "*.example.com", "y.example.com"), { maxLength: 2 }),
+      hostnames: fc.uniqueArray(fc.constantFrom("x.example.com", "*.example.com", "y.example.com"), {
+        maxLength: 2,
+      }),
       rules: fc.array(ruleArb, { minLength: 1, maxLength: 3 }),
     }),
     { selector: (r) => `${r.namespace}/${r.name}`, maxLength: 8 },
   )
   .map((rs) =>
-    rs.map(
-      (r): EdgeRouteV2 => ({
-        apiVersion: "net.10xdev.io/v2",
-        kind: "EdgeRoute",
-        metadata: { namespace: r.namespace, name: r.name, creationTimestamp: `2025-01-0${r.day}T00:00:00Z` },
-        spec: { hostnames: r.hostnames, rules: r.rules },
-      }),
-    ),
+    rs.map((r): EdgeRouteV2 => ({
+      apiVersion: "net.10xdev.io/v2",
+      kind: "EdgeRoute",
+      metadata: { namespace: r.namespace, name: r.name, creationTimestamp: `2025-01-0${r.day}T00:00:00Z` },
+      spec: { hostnames: r.hostnames, rules: r.rules },
+    })),
   );
 
 function allRoutes(s: Snapshot): { host: string; route: EnvoyRoute }[] {
-  return (s.resources.routeConfigurations[0]?.virtual_hosts ?? []).flatMap((vh) => vh.routes.map((route) => ({ host: vh.name, route })));
+  return (s.resources.routeConfigurations[0]?.virtual_hosts ?? []).flatMap((vh) =>
+    vh.routes.map((route) => ({ host: vh.name, route })),
+  );
 }
 
 function matchIdentity(host: string, r: EnvoyRoute): string {
@@ -124,9 +141,12 @@ function matchIdentity(host: string, r: EnvoyRoute): string {
 describe("buildSnapshot laws", () => {
   it("is independent of the order of its input", () => {
     fc.assert(
-      fc.property(routesArb.chain((rs) => fc.tuple(fc.constant(rs), fc.shuffledSubarray(rs, { minLength: rs.length }))), ([a, b]) => {
-        expect(buildSnapshot(b, services)).toEqual(buildSnapshot(a, services));
-      }),
+      fc.property(
+        routesArb.chain((rs) => fc.tuple(fc.constant(rs), fc.shuffledSubarray(rs, { minLength: rs.length }))),
+        ([a, b]) => {
+          expect(buildSnapshot(b, services)).toEqual(buildSnapshot(a, services));
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -165,7 +185,12 @@ describe("buildSnapshot laws", () => {
           seen.add(id);
         }
         const byKey = new Map(s.outcomes.map((o) => [o.key, o]));
-        const created = new Map(routes.map((r) => [`${r.metadata.namespace}/${r.metadata.name}`, r.metadata.creationTimestamp as string]));
+        const created = new Map(
+          routes.map((r) => [
+            `${r.metadata.namespace}/${r.metadata.name}`,
+            r.metadata.creationTimestamp as string,
+          ]),
+        );
         expect(s.outcomes.length).toBe(routes.length);
         for (const o of s.outcomes) {
           const programmed = allRoutes(s).some(({ route }) => route.name.startsWith(`${o.key}/`));
@@ -193,10 +218,13 @@ describe("buildSnapshot laws", () => {
     };
     fc.assert(
       fc.property(routesArb, (routes) => {
-        for (const vh of buildSnapshot(routes, services).resources.routeConfigurations[0]?.virtual_hosts ?? []) {
+        for (const vh of buildSnapshot(routes, services).resources.routeConfigurations[0]?.virtual_hosts ??
+          []) {
           for (let i = 1; i < vh.routes.length; i++) {
             const [a, b] = [rank(vh.routes[i - 1] as EnvoyRoute), rank(vh.routes[i] as EnvoyRoute)];
-            expect(a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] <= b[2])))).toBe(true);
+            expect(a[0] < b[0] || (a[0] === b[0] && (a[1] < b[1] || (a[1] === b[1] && a[2] <= b[2])))).toBe(
+              true,
+            );
           }
         }
       }),
@@ -226,14 +254,23 @@ describe("conflicts", () => {
     apiVersion: "net.10xdev.io/v2",
     kind: "EdgeRoute",
     metadata: { namespace: "ns1", name, creationTimestamp: `2025-01-0${day}T00:00:00Z` },
-    spec: { hostnames: ["x.example.com"], rules: [{ matches: [{ path: { value: "/a" }, headers }], backends: [{ name: "a", port: 80 }] }] },
+    spec: {
+      hostnames: ["x.example.com"],
+      rules: [{ matches: [{ path: { value: "/a" }, headers }], backends: [{ name: "a", port: 80 }] }],
+    },
   });
 
   it("header sets are compared without regard to order or name case", () => {
     const s = buildSnapshot(
       [
-        route("young", 2, [{ name: "X-B", value: "2" }, { name: "x-a", value: "1" }]),
-        route("old", 1, [{ name: "x-a", value: "1" }, { name: "x-b", value: "2" }]),
+        route("young", 2, [
+          { name: "X-B", value: "2" },
+          { name: "x-a", value: "1" },
+        ]),
+        route("old", 1, [
+          { name: "x-a", value: "1" },
+          { name: "x-b", value: "2" },
+        ]),
       ],
       services,
     );
@@ -245,7 +282,10 @@ describe("conflicts", () => {
   });
 
   it("a different header value is a different match", () => {
-    const s = buildSnapshot([route("young", 2, [{ name: "x-a", value: "2" }]), route("old", 1, [{ name: "x-a", value: "1" }])], services);
+    const s = buildSnapshot(
+      [route("young", 2, [{ name: "x-a", value: "2" }]), route("old", 1, [{ name: "x-a", value: "1" }])],
+      services,
+    );
     expect(s.outcomes.every((o) => o.accepted)).toBe(true);
   });
 });
@@ -253,12 +293,25 @@ describe("conflicts", () => {
 describe("endpoints from EndpointSlices", () => {
   it("joins by port name, keeps ready IPs only, and sorts", () => {
     const map = endpointsByService(
-      [{ metadata: { namespace: "n", name: "s" }, spec: { ports: [{ name: "web", port: 80 }, { name: "admin", port: 9000 }] } }],
+      [
+        {
+          metadata: { namespace: "n", name: "s" },
+          spec: {
+            ports: [
+              { name: "web", port: 80 },
+              { name: "admin", port: 9000 },
+            ],
+          },
+        },
+      ],
       [
         {
           metadata: { namespace: "n", name: "s-1", labels: { "kubernetes.io/service-name": "s" } },
           addressType: "IPv4",
-          ports: [{ name: "web", port: 8080 }, { name: "admin", port: 9901 }],
+          ports: [
+            { name: "web", port: 8080 },
+            { name: "admin", port: 9901 },
+          ],
           endpoints: [
             { addresses: ["10.0.0.9"] },
             { addresses: ["10.0.0.2"], conditions: { ready: true } },
@@ -284,8 +337,20 @@ describe("endpoints from EndpointSlices", () => {
         "n/s",
         {
           ports: [
-            { port: 80, addresses: [{ ip: "10.0.0.2", port: 8080 }, { ip: "10.0.0.9", port: 8080 }] },
-            { port: 9000, addresses: [{ ip: "10.0.0.2", port: 9901 }, { ip: "10.0.0.9", port: 9901 }] },
+            {
+              port: 80,
+              addresses: [
+                { ip: "10.0.0.2", port: 8080 },
+                { ip: "10.0.0.9", port: 8080 },
+              ],
+            },
+            {
+              port: 9000,
+              addresses: [
+                { ip: "10.0.0.2", port: 9901 },
+                { ip: "10.0.0.9", port: 9901 },
+              ],
+            },
           ],
         },
       ],

@@ -5,8 +5,7 @@
 
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import { API_VERSION_V2 } from "../api/types.js";
-import { PLURAL } from "../api/types.js";
+import { API_VERSION_V2, PLURAL } from "../api/types.js";
 import { Informer, type EventType } from "./informer.js";
 import type { KubeClient } from "./kube-http.js";
 import { SNAPSHOT_KEY } from "./keys.js";
@@ -154,7 +153,7 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
   // `calls` cuts the calls in flight.
   let work: { taking: AbortController; calls: AbortController; workers: Promise<void>[] } | undefined;
 
-  const process1 = async (key: string, lane: Lane, calls: AbortSignal): Promise<void> => {
+  const reconcileOne = async (key: string, lane: Lane, calls: AbortSignal): Promise<void> => {
     const started = Date.now();
     const out = await reconcile.reconcile(key, calls);
     metrics?.callSeconds.observe({ lane }, (Date.now() - started) / 1000);
@@ -189,7 +188,7 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
     for (;;) {
       const key = await queue.get(lane, taking);
       if (key === undefined) return;
-      await process1(key, lane, calls);
+      await reconcileOne(key, lane, calls);
     }
   };
 

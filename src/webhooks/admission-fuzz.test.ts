@@ -27,13 +27,21 @@ afterAll(async () => {
 
 function post(path: string, body: string | Buffer): Promise<{ status: number; type: string; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${path}`, { method: "POST", agent, headers: { "content-type": "application/json" } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, type: String(res.headers["content-type"]), text: Buffer.concat(chunks).toString("utf8") }),
-      );
-    });
+    const req = http.request(
+      `${base}${path}`,
+      { method: "POST", agent, headers: { "content-type": "application/json" } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            type: String(res.headers["content-type"]),
+            text: Buffer.concat(chunks).toString("utf8"),
+          }),
+        );
+      },
+    );
     req.on("error", reject);
     req.end(body);
   });
@@ -45,7 +53,13 @@ const anyValue = fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.constant(undefined))
 function mostly<T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | unknown> {
   return fc.oneof({ weight: 19, arbitrary: arb }, { weight: 1, arbitrary: anyValue });
 }
-const uid = fc.oneof({ weight: 40, arbitrary: fc.uuid() }, fc.string({ minLength: 1 }), fc.constant(""), fc.integer(), fc.constant(null));
+const uid = fc.oneof(
+  { weight: 40, arbitrary: fc.uuid() },
+  fc.string({ minLength: 1 }),
+  fc.constant(""),
+  fc.integer(),
+  fc.constant(null),
+);
 const backend = fc.record(
   {
     name: mostly(fc.constantFrom("checkout", "checkout-canary", "Checkout", "1x", "")),
@@ -60,12 +74,21 @@ const match = fc.record(
       fc.record(
         {
           type: fc.oneof(fc.constant(undefined), mostly(fc.constantFrom("Exact", "PathPrefix", "Regex"))),
-          value: mostly(fc.oneof(fc.constantFrom("/", "/a", "/api", "/a//b", "a", "/%2f", "/a?b"), fc.string())),
+          value: mostly(
+            fc.oneof(fc.constantFrom("/", "/a", "/api", "/a//b", "a", "/%2f", "/a?b"), fc.string()),
+          ),
         },
         { requiredKeys: [] },
       ),
     ),
-    headers: fc.oneof(fc.constant(undefined), mostly(fc.array(fc.record({ name: fc.constantFrom("x-a", "X-A", "x b"), value: mostly(fc.string()) }), { maxLength: 3 }))),
+    headers: fc.oneof(
+      fc.constant(undefined),
+      mostly(
+        fc.array(fc.record({ name: fc.constantFrom("x-a", "X-A", "x b"), value: mostly(fc.string()) }), {
+          maxLength: 3,
+        }),
+      ),
+    ),
   },
   { requiredKeys: [] },
 );
@@ -80,7 +103,13 @@ const rule = mostly(
   ),
 );
 const specV2 = fc.record(
-  { hostnames: fc.oneof(fc.constant(undefined), mostly(fc.array(mostly(fc.oneof(fc.domain(), fc.string())), { maxLength: 3 }))), rules: mostly(fc.array(rule, { maxLength: 3 })) },
+  {
+    hostnames: fc.oneof(
+      fc.constant(undefined),
+      mostly(fc.array(mostly(fc.oneof(fc.domain(), fc.string())), { maxLength: 3 })),
+    ),
+    rules: mostly(fc.array(rule, { maxLength: 3 })),
+  },
   { requiredKeys: [] },
 );
 const specV1 = fc.record(
@@ -98,8 +127,14 @@ const metadata = mostly(
     {
       name: mostly(fc.string()),
       namespace: fc.string(),
-      finalizers: fc.oneof(fc.constant(undefined), mostly(fc.array(fc.constantFrom("net.10xdev.io/deprogram", "x.io/y"), { maxLength: 2 }))),
-      deletionTimestamp: fc.oneof({ weight: 4, arbitrary: fc.constant(undefined) }, mostly(fc.constant("2026-01-01T00:00:00Z"))),
+      finalizers: fc.oneof(
+        fc.constant(undefined),
+        mostly(fc.array(fc.constantFrom("net.10xdev.io/deprogram", "x.io/y"), { maxLength: 2 })),
+      ),
+      deletionTimestamp: fc.oneof(
+        { weight: 4, arbitrary: fc.constant(undefined) },
+        mostly(fc.constant("2026-01-01T00:00:00Z")),
+      ),
       labels: fc.oneof(fc.constant(undefined), mostly(fc.dictionary(fc.string(), fc.string()))),
     },
     { requiredKeys: [] },
@@ -107,21 +142,51 @@ const metadata = mostly(
 );
 const object = mostly(
   fc.oneof(
-    fc.record({ apiVersion: mostly(fc.constantFrom("net.10xdev.io/v2", "net.10xdev.io/v3")), kind: fc.constant("EdgeRoute"), metadata, spec: mostly(specV2) }, { requiredKeys: ["metadata"] }),
-    fc.record({ apiVersion: mostly(fc.constant("net.10xdev.io/v1")), kind: fc.constant("EdgeRoute"), metadata, spec: mostly(specV1) }, { requiredKeys: ["metadata"] }),
+    fc.record(
+      {
+        apiVersion: mostly(fc.constantFrom("net.10xdev.io/v2", "net.10xdev.io/v3")),
+        kind: fc.constant("EdgeRoute"),
+        metadata,
+        spec: mostly(specV2),
+      },
+      { requiredKeys: ["metadata"] },
+    ),
+    fc.record(
+      {
+        apiVersion: mostly(fc.constant("net.10xdev.io/v1")),
+        kind: fc.constant("EdgeRoute"),
+        metadata,
+        spec: mostly(specV1),
+      },
+      { requiredKeys: ["metadata"] },
+    ),
   ),
 );
 const request = fc.record(
   {
     uid,
-    kind: mostly(fc.record({ group: fc.constantFrom("net.10xdev.io", ""), version: fc.constantFrom("v1", "v2", "v3"), kind: fc.constant("EdgeRoute") })),
+    kind: mostly(
+      fc.record({
+        group: fc.constantFrom("net.10xdev.io", ""),
+        version: fc.constantFrom("v1", "v2", "v3"),
+        kind: fc.constant("EdgeRoute"),
+      }),
+    ),
     resource: mostly(
       fc.record(
-        { group: fc.constantFrom("net.10xdev.io", "net.10xdev.io", "apps"), version: mostly(fc.constantFrom("v1", "v2")), resource: fc.constantFrom("edgeroutes", "edgeroutes", "pods") },
+        {
+          group: fc.constantFrom("net.10xdev.io", "net.10xdev.io", "apps"),
+          version: mostly(fc.constantFrom("v1", "v2")),
+          resource: fc.constantFrom("edgeroutes", "edgeroutes", "pods"),
+        },
         { requiredKeys: ["group", "resource"] },
       ),
     ),
-    subResource: fc.oneof({ weight: 8, arbitrary: fc.constant(undefined) }, fc.constantFrom("status", ""), anyValue),
+    subResource: fc.oneof(
+      { weight: 8, arbitrary: fc.constant(undefined) },
+      fc.constantFrom("status", ""),
+      anyValue,
+    ),
     operation: mostly(fc.constantFrom("CREATE", "UPDATE", "UPDATE", "DELETE", "CONNECT", "PATCH")),
     name: anyValue,
     namespace: mostly(fc.string()),
@@ -133,8 +198,15 @@ const request = fc.record(
 );
 const review = fc.record(
   {
-    apiVersion: mostly(fc.oneof({ weight: 10, arbitrary: fc.constant("admission.k8s.io/v1") }, fc.constantFrom("admission.k8s.io/v1beta1", "admission.k8s.io/v2"))),
-    kind: mostly(fc.oneof({ weight: 10, arbitrary: fc.constant("AdmissionReview") }, fc.constant("ConversionReview"))),
+    apiVersion: mostly(
+      fc.oneof(
+        { weight: 10, arbitrary: fc.constant("admission.k8s.io/v1") },
+        fc.constantFrom("admission.k8s.io/v1beta1", "admission.k8s.io/v2"),
+      ),
+    ),
+    kind: mostly(
+      fc.oneof({ weight: 10, arbitrary: fc.constant("AdmissionReview") }, fc.constant("ConversionReview")),
+    ),
     request: mostly(request),
   },
   { requiredKeys: ["apiVersion", "kind", "request"] },
@@ -143,7 +215,15 @@ const review = fc.record(
 const body = fc.oneof(
   { weight: 12, arbitrary: review.map((r) => JSON.stringify(r)) },
   { weight: 1, arbitrary: fc.jsonValue().map((v) => JSON.stringify(v)) },
-  { weight: 1, arbitrary: review.chain((r) => fc.nat().map((n) => { const s = JSON.stringify(r); return s.slice(0, n % (s.length + 1)); })) },
+  {
+    weight: 1,
+    arbitrary: review.chain((r) =>
+      fc.nat().map((n) => {
+        const s = JSON.stringify(r);
+        return s.slice(0, n % (s.length + 1));
+      }),
+    ),
+  },
   { weight: 1, arbitrary: fc.string({ unit: "binary" }) },
 );
 
@@ -206,10 +286,15 @@ describe("AdmissionReview fuzz through the express app", () => {
   });
 
   it("refuses a body over 3 MiB with a 413 JSON error, and takes one just under", async () => {
-    const pad = (n: number) => JSON.stringify({ kind: "AdmissionReview", apiVersion: "admission.k8s.io/v1", pad: "x".repeat(n) });
+    const pad = (n: number) =>
+      JSON.stringify({ kind: "AdmissionReview", apiVersion: "admission.k8s.io/v1", pad: "x".repeat(n) });
     const over = await post("/validate", pad(ADMISSION_BODY_LIMIT));
     expect(over.status).toBe(413);
-    expect(JSON.parse(over.text)).toMatchObject({ kind: "Status", code: 413, reason: "RequestEntityTooLarge" });
+    expect(JSON.parse(over.text)).toMatchObject({
+      kind: "Status",
+      code: 413,
+      reason: "RequestEntityTooLarge",
+    });
     const under = await post("/validate", pad(ADMISSION_BODY_LIMIT - 1000));
     expect(under.status).toBe(400);
     expect(JSON.parse(under.text)).toMatchObject({ message: "AdmissionReview.request is missing" });

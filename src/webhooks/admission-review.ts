@@ -53,7 +53,11 @@ export interface Status {
 }
 
 export type Verdict =
-  | { readonly allowed: true; readonly warnings?: readonly string[]; readonly patch?: readonly PatchOperation[] }
+  | {
+      readonly allowed: true;
+      readonly warnings?: readonly string[];
+      readonly patch?: readonly PatchOperation[];
+    }
   | { readonly allowed: false; readonly status: Status; readonly warnings?: readonly string[] };
 
 /** The apiserver drops warnings it cannot show; keep each short and printable. */
@@ -61,9 +65,10 @@ export const MAX_WARNING_LENGTH = 119;
 const MAX_WARNINGS = 16;
 
 export function cleanWarning(text: string): string {
-  // eslint-disable-next-line no-control-regex
   const printable = text.replace(/[^\x20-\x7e]/g, "?");
-  return printable.length <= MAX_WARNING_LENGTH ? printable : `${printable.slice(0, MAX_WARNING_LENGTH - 3)}...`;
+  return printable.length <= MAX_WARNING_LENGTH
+    ? printable
+    : `${printable.slice(0, MAX_WARNING_LENGTH - 3)}...`;
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -96,7 +101,8 @@ export function deny(code: number, reason: string, message: string): Verdict {
   return { allowed: false, status: { code, reason, message } };
 }
 
-export type Parsed = { readonly ok: true; readonly review: Review } | { readonly ok: false; readonly reply: JsonReply };
+export type Parsed =
+  { readonly ok: true; readonly review: Review } | { readonly ok: false; readonly reply: JsonReply };
 
 /**
  * Reads an AdmissionReview about an EdgeRoute. Anything else is refused: with
@@ -105,10 +111,13 @@ export type Parsed = { readonly ok: true; readonly review: Review } | { readonly
 export function parseReview(body: unknown): Parsed {
   const bad = (message: string): Parsed => ({ ok: false, reply: errorReply(400, "BadRequest", message) });
   if (!isRecord(body)) return bad(`expected an AdmissionReview object, got ${describe(body)}`);
-  if (body.kind !== "AdmissionReview") return bad(`expected kind AdmissionReview, got ${describe(body.kind)}`);
+  if (body.kind !== "AdmissionReview")
+    return bad(`expected kind AdmissionReview, got ${describe(body.kind)}`);
   const apiVersion = body.apiVersion;
   if (!(ADMISSION_VERSIONS as readonly unknown[]).includes(apiVersion)) {
-    return bad(`unsupported AdmissionReview apiVersion ${describe(apiVersion)}; this webhook speaks admission.k8s.io/v1`);
+    return bad(
+      `unsupported AdmissionReview apiVersion ${describe(apiVersion)}; this webhook speaks admission.k8s.io/v1`,
+    );
   }
   const version = apiVersion as AdmissionApiVersion;
   const request = body.request;
@@ -123,17 +132,25 @@ export function parseReview(body: unknown): Parsed {
   const resource = request.resource;
   if (!isRecord(resource) || resource.group !== GROUP || resource.resource !== PLURAL) {
     const what = isRecord(resource)
-      ? [resource.resource, resource.group].filter((s) => s !== "").map(String).join(".")
+      ? [resource.resource, resource.group]
+          .filter((s) => s !== "")
+          .map(String)
+          .join(".")
       : describe(resource);
     return refuse(`this webhook admits ${CRD_NAME} only, not ${what}`);
   }
   if (typeof resource.version !== "string") return refuse("request.resource.version is missing");
   if (!(OPERATIONS as readonly unknown[]).includes(request.operation)) {
-    return refuse(`request.operation is ${describe(request.operation)}; expected one of ${OPERATIONS.join(", ")}`);
+    return refuse(
+      `request.operation is ${describe(request.operation)}; expected one of ${OPERATIONS.join(", ")}`,
+    );
   }
   const kind = request.kind;
   const gvk: GroupVersionKind | undefined =
-    isRecord(kind) && typeof kind.group === "string" && typeof kind.version === "string" && typeof kind.kind === "string"
+    isRecord(kind) &&
+    typeof kind.group === "string" &&
+    typeof kind.version === "string" &&
+    typeof kind.kind === "string"
       ? { group: kind.group, version: kind.version, kind: kind.kind }
       : undefined;
   const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);

@@ -8,9 +8,14 @@ const route = (spec: Record<string, unknown>, metadata: Record<string, unknown> 
   apiVersion: "net.10xdev.io/v2",
   kind: "EdgeRoute",
   metadata: { name: "shop", namespace: "default", ...metadata },
-  spec: { rules: [{ matches: [{ path: { value: "/api" } }], backends: [{ name: "checkout", port: 8080 }] }], ...spec },
+  spec: {
+    rules: [{ matches: [{ path: { value: "/api" } }], backends: [{ name: "checkout", port: 8080 }] }],
+    ...spec,
+  },
 });
-const invalidSpec = { rules: [{ matches: [{ path: { value: "/a//b" } }], backends: [{ name: "checkout", port: 70000 }] }] };
+const invalidSpec = {
+  rules: [{ matches: [{ path: { value: "/a//b" } }], backends: [{ name: "checkout", port: 70000 }] }],
+};
 
 const review = (request: Record<string, unknown>, apiVersion = "admission.k8s.io/v1") => ({
   apiVersion,
@@ -41,7 +46,11 @@ describe("parseReview", () => {
       { kind: "AdmissionReview", apiVersion: "admission.k8s.io/v2" },
       'unsupported AdmissionReview apiVersion "admission.k8s.io/v2"; this webhook speaks admission.k8s.io/v1',
     ],
-    ["no request", { kind: "AdmissionReview", apiVersion: "admission.k8s.io/v1" }, "AdmissionReview.request is missing"],
+    [
+      "no request",
+      { kind: "AdmissionReview", apiVersion: "admission.k8s.io/v1" },
+      "AdmissionReview.request is missing",
+    ],
     ["no uid", review({ uid: undefined }), "AdmissionReview.request.uid is missing"],
     ["an empty uid", review({ uid: "" }), 'AdmissionReview.request.uid is ""'],
     ["a numeric uid", review({ uid: 7 }), "AdmissionReview.request.uid is a number"],
@@ -56,8 +65,16 @@ describe("parseReview", () => {
   });
 
   it.each([
-    ["another resource", review({ resource: { group: "", version: "v1", resource: "pods" } }), "this webhook admits edgeroutes.net.10xdev.io only, not pods"],
-    ["an unknown operation", review({ operation: "PATCH" }), 'request.operation is "PATCH"; expected one of CREATE, UPDATE, DELETE, CONNECT'],
+    [
+      "another resource",
+      review({ resource: { group: "", version: "v1", resource: "pods" } }),
+      "this webhook admits edgeroutes.net.10xdev.io only, not pods",
+    ],
+    [
+      "an unknown operation",
+      review({ operation: "PATCH" }),
+      'request.operation is "PATCH"; expected one of CREATE, UPDATE, DELETE, CONNECT',
+    ],
   ])("denies %s once a uid is known", (_name, body, message) => {
     const p = parseReview(body);
     expect(p.ok).toBe(false);
@@ -79,13 +96,21 @@ describe("parseReview", () => {
 
 describe("reviewReply", () => {
   it("answers the version asked, with a base64 JSON Patch", () => {
-    const reply = reviewReply("admission.k8s.io/v1beta1", "u1", { allowed: true, patch: [{ op: "add", path: "/a", value: 1 }] });
+    const reply = reviewReply("admission.k8s.io/v1beta1", "u1", {
+      allowed: true,
+      patch: [{ op: "add", path: "/a", value: 1 }],
+    });
     expect(reply).toEqual({
       status: 200,
       body: {
         apiVersion: "admission.k8s.io/v1beta1",
         kind: "AdmissionReview",
-        response: { uid: "u1", allowed: true, patchType: "JSONPatch", patch: Buffer.from('[{"op":"add","path":"/a","value":1}]').toString("base64") },
+        response: {
+          uid: "u1",
+          allowed: true,
+          patchType: "JSONPatch",
+          patch: Buffer.from('[{"op":"add","path":"/a","value":1}]').toString("base64"),
+        },
       },
     });
   });
@@ -102,8 +127,17 @@ describe("reviewReply", () => {
 describe("validateReview", () => {
   it("allows a valid route in either version", async () => {
     expect(await validateReview(parsed(review({ object: route({}) })))).toEqual({ allowed: true });
-    const v1 = { apiVersion: "net.10xdev.io/v1", kind: "EdgeRoute", metadata: { name: "a" }, spec: { pathPrefix: "/", service: "a", port: 1 } };
-    expect(await validateReview(parsed(review({ object: v1, kind: { group: "net.10xdev.io", version: "v1", kind: "EdgeRoute" } })))).toEqual({
+    const v1 = {
+      apiVersion: "net.10xdev.io/v1",
+      kind: "EdgeRoute",
+      metadata: { name: "a" },
+      spec: { pathPrefix: "/", service: "a", port: 1 },
+    };
+    expect(
+      await validateReview(
+        parsed(review({ object: v1, kind: { group: "net.10xdev.io", version: "v1", kind: "EdgeRoute" } })),
+      ),
+    ).toEqual({
       allowed: true,
     });
   });
@@ -123,42 +157,98 @@ describe("validateReview", () => {
   });
 
   it("words a single error without brackets", () => {
-    const errors = validateRoute(route({ rules: [{ matches: [{ path: { value: "/a" } }], backends: [{ name: "B", port: 1 }] }] }), "v2");
-    expect(invalidMessage("x", errors)).toMatch(/^EdgeRoute\.net\.10xdev\.io "x" is invalid: spec\.rules\[0\]\.backends\[0\]\.name: Invalid value: "B": /);
+    const errors = validateRoute(
+      route({ rules: [{ matches: [{ path: { value: "/a" } }], backends: [{ name: "B", port: 1 }] }] }),
+      "v2",
+    );
+    expect(invalidMessage("x", errors)).toMatch(
+      /^EdgeRoute\.net\.10xdev\.io "x" is invalid: spec\.rules\[0\]\.backends\[0\]\.name: Invalid value: "B": /,
+    );
   });
 
   it("judges the object by its own apiVersion, else by the request's kind", async () => {
     const v1spec = { pathPrefix: "/", service: "a", port: 1 };
     const noVersion = { metadata: { name: "a" }, spec: v1spec };
-    const asV1 = await validateReview(parsed(review({ object: noVersion, kind: { group: "net.10xdev.io", version: "v1", kind: "EdgeRoute" } })));
+    const asV1 = await validateReview(
+      parsed(
+        review({ object: noVersion, kind: { group: "net.10xdev.io", version: "v1", kind: "EdgeRoute" } }),
+      ),
+    );
     expect(asV1.allowed).toBe(true);
     const asV2 = await validateReview(parsed(review({ object: noVersion })));
     expect(asV2.allowed).toBe(false);
-    const other = await validateReview(parsed(review({ object: { ...noVersion, apiVersion: "net.10xdev.io/v9" } })));
-    expect(other).toMatchObject({ allowed: false, status: { code: 400, message: 'request.object.apiVersion must be net.10xdev.io/v1 or net.10xdev.io/v2, got "net.10xdev.io/v9"' } });
+    const other = await validateReview(
+      parsed(review({ object: { ...noVersion, apiVersion: "net.10xdev.io/v9" } })),
+    );
+    expect(other).toMatchObject({
+      allowed: false,
+      status: {
+        code: 400,
+        message:
+          'request.object.apiVersion must be net.10xdev.io/v1 or net.10xdev.io/v2, got "net.10xdev.io/v9"',
+      },
+    });
   });
 
   it("always allows a metadata-only UPDATE of a terminating route, whatever its spec", async () => {
     const old = route(invalidSpec, { deletionTimestamp: "2026-01-01T00:00:00Z", finalizers: [FINALIZER] });
-    const next = route(invalidSpec, { deletionTimestamp: "2026-01-01T00:00:00Z", finalizers: [], labels: { a: "b" } });
-    expect(await validateReview(parsed(review({ operation: "UPDATE", object: next, oldObject: old })))).toEqual({ allowed: true });
+    const next = route(invalidSpec, {
+      deletionTimestamp: "2026-01-01T00:00:00Z",
+      finalizers: [],
+      labels: { a: "b" },
+    });
+    expect(
+      await validateReview(parsed(review({ operation: "UPDATE", object: next, oldObject: old }))),
+    ).toEqual({ allowed: true });
   });
 
   it("still judges a spec change on a terminating route, and any change on a live one", async () => {
     const old = route(invalidSpec, { deletionTimestamp: "2026-01-01T00:00:00Z" });
-    const specChanged = route({ ...invalidSpec, hostnames: ["a.example.com"] }, { deletionTimestamp: "2026-01-01T00:00:00Z" });
-    expect((await validateReview(parsed(review({ operation: "UPDATE", object: specChanged, oldObject: old })))).allowed).toBe(false);
+    const specChanged = route(
+      { ...invalidSpec, hostnames: ["a.example.com"] },
+      { deletionTimestamp: "2026-01-01T00:00:00Z" },
+    );
+    expect(
+      (await validateReview(parsed(review({ operation: "UPDATE", object: specChanged, oldObject: old }))))
+        .allowed,
+    ).toBe(false);
     const live = route(invalidSpec);
-    expect((await validateReview(parsed(review({ operation: "UPDATE", object: route(invalidSpec, { labels: { a: "b" } }), oldObject: live })))).allowed).toBe(false);
+    expect(
+      (
+        await validateReview(
+          parsed(
+            review({
+              operation: "UPDATE",
+              object: route(invalidSpec, { labels: { a: "b" } }),
+              oldObject: live,
+            }),
+          ),
+        )
+      ).allowed,
+    ).toBe(false);
   });
 
   it("allows DELETE, and status writes, without judging", async () => {
-    expect(await validateReview(parsed(review({ operation: "DELETE", object: null, oldObject: route(invalidSpec) })))).toEqual({ allowed: true });
-    expect(await validateReview(parsed(review({ operation: "UPDATE", subResource: "status", object: route(invalidSpec) })))).toEqual({ allowed: true });
+    expect(
+      await validateReview(
+        parsed(review({ operation: "DELETE", object: null, oldObject: route(invalidSpec) })),
+      ),
+    ).toEqual({ allowed: true });
+    expect(
+      await validateReview(
+        parsed(review({ operation: "UPDATE", subResource: "status", object: route(invalidSpec) })),
+      ),
+    ).toEqual({ allowed: true });
   });
 
   it("denies a CREATE without an object", async () => {
-    expect(await validateReview(parsed(review({})))).toMatchObject({ allowed: false, status: { code: 400, message: "request.object must be an EdgeRoute object for CREATE" } });
-    expect(mutateReview(parsed(review({ object: "x" })))).toMatchObject({ allowed: false, status: { code: 400 } });
+    expect(await validateReview(parsed(review({})))).toMatchObject({
+      allowed: false,
+      status: { code: 400, message: "request.object must be an EdgeRoute object for CREATE" },
+    });
+    expect(mutateReview(parsed(review({ object: "x" })))).toMatchObject({
+      allowed: false,
+      status: { code: 400 },
+    });
   });
 });

@@ -9,7 +9,14 @@ import { GROUP, KIND, isVersion, versionOf, type Version } from "../api/types.js
 import type { JsonReply, JsonRoute, RequestContext } from "../server/json-route.js";
 import { logger } from "../server/logger.js";
 import { webhookDecisions } from "../server/metrics.js";
-import { ADMISSION_BODY_LIMIT, deny, parseReview, reviewReply, type AdmissionRequest, type Verdict } from "./admission-review.js";
+import {
+  ADMISSION_BODY_LIMIT,
+  deny,
+  parseReview,
+  reviewReply,
+  type AdmissionRequest,
+  type Verdict,
+} from "./admission-review.js";
 import { ConflictLookup, summarize } from "./conflicts.js";
 import { mutateRoute } from "./mutate.js";
 import { validateRoute } from "./validate.js";
@@ -38,7 +45,9 @@ function isTerminating(obj: unknown): boolean {
 function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (Array.isArray(a) || Array.isArray(b)) {
-    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]));
+    return (
+      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]))
+    );
   }
   if (!isRecord(a) || !isRecord(b)) return false;
   const ka = Object.keys(a).filter((k) => a[k] !== undefined);
@@ -69,14 +78,22 @@ function missingObject(request: AdmissionRequest): Verdict {
   return deny(400, "BadRequest", `request.object must be an EdgeRoute object for ${request.operation}`);
 }
 
-export async function validateReview(request: AdmissionRequest, conflicts?: ConflictLookup): Promise<Verdict> {
+export async function validateReview(
+  request: AdmissionRequest,
+  conflicts?: ConflictLookup,
+): Promise<Verdict> {
   // Deletes and status writes are not this webhook's to judge; cleanup is never blocked.
-  if ((request.operation !== "CREATE" && request.operation !== "UPDATE") || request.subResource) return { allowed: true };
+  if ((request.operation !== "CREATE" && request.operation !== "UPDATE") || request.subResource)
+    return { allowed: true };
   const obj = request.object;
   if (!isRecord(obj)) return missingObject(request);
   const version = versionFor(request, obj);
   if (!version) {
-    return deny(400, "BadRequest", `request.object.apiVersion must be ${GROUP}/v1 or ${GROUP}/v2, got ${JSON.stringify(obj.apiVersion)}`);
+    return deny(
+      400,
+      "BadRequest",
+      `request.object.apiVersion must be ${GROUP}/v1 or ${GROUP}/v2, got ${JSON.stringify(obj.apiVersion)}`,
+    );
   }
   // A route on its way out may carry a spec that today's rules refuse; letting
   // its finalizers and labels change is what lets it go.
@@ -98,12 +115,23 @@ export async function validateReview(request: AdmissionRequest, conflicts?: Conf
   return warnings.length > 0 ? { allowed: true, warnings } : { allowed: true };
 }
 
+function mutableParts(obj: unknown): object {
+  if (!isRecord(obj)) return {};
+  const finalizers = isRecord(obj.metadata) ? obj.metadata.finalizers : undefined;
+  return { metadata: finalizers === undefined ? {} : { finalizers }, spec: obj.spec };
+}
+
 export function mutateReview(request: AdmissionRequest): Verdict {
-  if ((request.operation !== "CREATE" && request.operation !== "UPDATE") || request.subResource) return { allowed: true };
+  if ((request.operation !== "CREATE" && request.operation !== "UPDATE") || request.subResource)
+    return { allowed: true };
   const obj = request.object;
   if (!isRecord(obj)) return missingObject(request);
   const mutated = mutateRoute(obj, request.operation);
-  const patch = compare(obj, mutated as object);
+  // mutateRoute changes only the finalizers and the spec: diff just those, not
+  // managedFields and the last-applied annotation (most of a review's bytes).
+  // The property test in mutate.test.ts checks that the patch still gives
+  // mutateRoute's whole output.
+  const patch = compare(mutableParts(obj), mutableParts(mutated));
   return patch.length > 0 ? { allowed: true, patch } : { allowed: true };
 }
 
@@ -131,7 +159,9 @@ function admissionRoute(path: string, webhook: string, decide: Decide): JsonRout
 }
 
 /**
- * The admission webhooks. With a cluster, /validate also warns about routes
+ * The admission webhooks. Neither has side effects (`sideEffects: None`), so
+ * a dryRun request is answered like any other: the conflict lookup only reads.
+ * With a cluster, /validate also warns about routes
  * that an older route already owns; without one it judges the object alone.
  */
 export function admissionRoutes(kc?: KubeConfig): JsonRoute[] {

@@ -4,12 +4,21 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConflictLookup, conflictWarnings, type RouteSummary } from "./conflicts.js";
 
-const v2 = (name: string, ts: string | undefined, hostnames: string[], paths: string[], extra: Partial<RouteSummary> = {}): RouteSummary => ({
+const v2 = (
+  name: string,
+  ts: string | undefined,
+  hostnames: string[],
+  paths: string[],
+  extra: Partial<RouteSummary> = {},
+): RouteSummary => ({
   namespace: "default",
   name,
   ...(ts ? { creationTimestamp: ts } : {}),
   terminating: false,
-  spec: { hostnames, rules: [{ matches: paths.map((value) => ({ path: { value } })), backends: [{ name: "a", port: 80 }] }] },
+  spec: {
+    hostnames,
+    rules: [{ matches: paths.map((value) => ({ path: { value } })), backends: [{ name: "a", port: 80 }] }],
+  },
   ...extra,
 });
 
@@ -24,7 +33,13 @@ describe("conflictWarnings", () => {
   });
 
   it("sees a v1-shaped route as the same claim", () => {
-    const v1: RouteSummary = { namespace: "b", name: "legacy", creationTimestamp: "2025-01-01T00:00:00Z", terminating: false, spec: { host: "shop.example.com", pathPrefix: "/api", service: "a", port: 80 } };
+    const v1: RouteSummary = {
+      namespace: "b",
+      name: "legacy",
+      creationTimestamp: "2025-01-01T00:00:00Z",
+      terminating: false,
+      spec: { host: "shop.example.com", pathPrefix: "/api", service: "a", port: 80 },
+    };
     expect(conflictWarnings(v2("new", undefined, ["shop.example.com"], ["/api"]), [v1])).toEqual([
       "conflicts with older EdgeRoute b/legacy on shop.example.com PathPrefix /api; that route wins",
     ]);
@@ -46,9 +61,13 @@ describe("conflictWarnings", () => {
   it("breaks a creation-time tie by namespace/name, and names only the first owner of a claim", () => {
     const ts = "2026-01-01T00:00:00Z";
     const mine = v2("m", ts, [], ["/"]);
-    expect(conflictWarnings(mine, [v2("z", ts, [], ["/"]), v2("a", ts, [], ["/"]), v2("b", "2025-01-01T00:00:00Z", [], ["/"])])).toEqual([
-      "conflicts with older EdgeRoute default/b on any host PathPrefix /; that route wins",
-    ]);
+    expect(
+      conflictWarnings(mine, [
+        v2("z", ts, [], ["/"]),
+        v2("a", ts, [], ["/"]),
+        v2("b", "2025-01-01T00:00:00Z", [], ["/"]),
+      ]),
+    ).toEqual(["conflicts with older EdgeRoute default/b on any host PathPrefix /; that route wins"]);
   });
 });
 
@@ -77,9 +96,14 @@ describe("ConflictLookup", () => {
   }
 
   it("gives up after its budget when the apiserver does not answer, and shares the one request", async () => {
-    const lookup = new ConflictLookup(kubeConfig(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`), { budgetMs: 200 });
+    const lookup = new ConflictLookup(
+      kubeConfig(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`),
+      { budgetMs: 200 },
+    );
     const started = Date.now();
-    const all = await Promise.all(Array.from({ length: 20 }, () => lookup.warnings(v2("x", undefined, [], ["/"]))));
+    const all = await Promise.all(
+      Array.from({ length: 20 }, () => lookup.warnings(v2("x", undefined, [], ["/"]))),
+    );
     const took = Date.now() - started;
     expect(all.every((w) => w.length === 0)).toBe(true);
     expect(took).toBeGreaterThanOrEqual(190);

@@ -53,7 +53,10 @@ export function conflictWarnings(route: RouteSummary, others: readonly RouteSumm
   const mine = new Map(claimsOf(route.spec).map((c) => [claimKey(c), c]));
   if (mine.size === 0) return [];
   const owners = others
-    .filter((o) => !o.terminating && !(o.namespace === route.namespace && o.name === route.name) && isOlder(o, route))
+    .filter(
+      (o) =>
+        !o.terminating && !(o.namespace === route.namespace && o.name === route.name) && isOlder(o, route),
+    )
     .sort((a, b) => (isOlder(a, b) ? -1 : 1));
   const warnings: string[] = [];
   const taken = new Set<string>();
@@ -123,12 +126,15 @@ export class ConflictLookup {
 
   /** The other routes, or undefined when they are not known within the budget. */
   async routes(): Promise<RouteSummary[] | undefined> {
+    const routes = this.fetch();
+    // A fresh answer in hand needs no timer.
+    if (this.current?.settled) return routes;
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => {
       timer = setTimeout(() => resolve(undefined), this.budgetMs);
     });
     try {
-      return await Promise.race([this.fetch(), late]);
+      return await Promise.race([routes, late]);
     } finally {
       clearTimeout(timer);
     }

@@ -15,7 +15,13 @@ const v2 = (metadata: Record<string, unknown> = {}, spec?: unknown) => ({
   spec: spec ?? {
     hostnames: ["a.example.com"],
     rules: [
-      { matches: [{ path: { value: "/a" } }, { path: { type: "Exact", value: "/b" } }], backends: [{ name: "a", port: 80 }, { name: "b", port: 80, weight: 0 }] },
+      {
+        matches: [{ path: { value: "/a" } }, { path: { type: "Exact", value: "/b" } }],
+        backends: [
+          { name: "a", port: 80 },
+          { name: "b", port: 80, weight: 0 },
+        ],
+      },
     ],
   },
 });
@@ -43,8 +49,14 @@ describe("mutateRoute", () => {
           hostnames: ["a.example.com"],
           rules: [
             {
-              matches: [{ path: { type: "PathPrefix", value: "/a" } }, { path: { type: "Exact", value: "/b" } }],
-              backends: [{ name: "a", port: 80, weight: 1 }, { name: "b", port: 80, weight: 0 }],
+              matches: [
+                { path: { type: "PathPrefix", value: "/a" } },
+                { path: { type: "Exact", value: "/b" } },
+              ],
+              backends: [
+                { name: "a", port: 80, weight: 1 },
+                { name: "b", port: 80, weight: 0 },
+              ],
             },
           ],
         },
@@ -53,7 +65,10 @@ describe("mutateRoute", () => {
   });
 
   it("adds the finalizer after the others on UPDATE when it is missing", () => {
-    const out = mutateRoute(v1({ finalizers: ["other.io/x"] }), "UPDATE") as { metadata: { finalizers: string[] }; spec: unknown };
+    const out = mutateRoute(v1({ finalizers: ["other.io/x"] }), "UPDATE") as {
+      metadata: { finalizers: string[] };
+      spec: unknown;
+    };
     expect(out.metadata.finalizers).toEqual(["other.io/x", FINALIZER]);
     expect(out.spec).toEqual(v1().spec);
   });
@@ -78,10 +93,21 @@ describe("mutateRoute", () => {
   });
 
   it("takes malformed objects without throwing, touching only what has the expected shape", () => {
-    for (const o of [null, 1, "x", [], {}, { metadata: [] }, { metadata: {}, spec: { rules: "x" } }, v2({}, { rules: [null, { matches: 3 }] })]) {
+    for (const o of [
+      null,
+      1,
+      "x",
+      [],
+      {},
+      { metadata: [] },
+      { metadata: {}, spec: { rules: "x" } },
+      v2({}, { rules: [null, { matches: 3 }] }),
+    ]) {
       expect(() => mutateRoute(o, "CREATE")).not.toThrow();
     }
-    expect(mutateRoute({ metadata: { finalizers: "x" } }, "CREATE")).toEqual({ metadata: { finalizers: "x" } });
+    expect(mutateRoute({ metadata: { finalizers: "x" } }, "CREATE")).toEqual({
+      metadata: { finalizers: "x" },
+    });
   });
 });
 
@@ -91,13 +117,18 @@ describe("the /mutate answer", () => {
     expect(verdict.allowed).toBe(true);
     if (!verdict.allowed || !verdict.patch) throw new Error("expected a patch");
     expect(verdict.patch).toContainEqual({ op: "add", path: "/metadata/finalizers", value: [FINALIZER] });
-    const patched = applyPatch(deepClone(v2()), deepClone(verdict.patch) as jsonPatch.Operation[]).newDocument;
+    const patched = applyPatch(
+      deepClone(v2()),
+      deepClone(verdict.patch) as jsonPatch.Operation[],
+    ).newDocument;
     expect(patched).toEqual(mutateRoute(v2(), "CREATE"));
   });
 
   it("is no patch when nothing changes", () => {
     expect(mutateReview(request("UPDATE", v1({ finalizers: [FINALIZER] })))).toEqual({ allowed: true });
-    expect(mutateReview(request("UPDATE", v2({ deletionTimestamp: "2026-01-01T00:00:00Z" })))).toEqual({ allowed: true });
+    expect(mutateReview(request("UPDATE", v2({ deletionTimestamp: "2026-01-01T00:00:00Z" })))).toEqual({
+      allowed: true,
+    });
   });
 
   // Any JSON in any field, on routes alive or terminating: applying the patch
@@ -112,20 +143,41 @@ describe("the /mutate answer", () => {
       },
       { requiredKeys: [] },
     );
-    const backend = fc.record({ name: fc.string(), port: fc.integer(), weight: fc.integer() }, { requiredKeys: ["name"] });
-    const match = fc.record({ path: fc.oneof(fc.record({ type: fc.constantFrom("Exact", "PathPrefix"), value: fc.string() }, { requiredKeys: ["value"] }), fc.jsonValue()) });
+    const backend = fc.record(
+      { name: fc.string(), port: fc.integer(), weight: fc.integer() },
+      { requiredKeys: ["name"] },
+    );
+    const match = fc.record({
+      path: fc.oneof(
+        fc.record(
+          { type: fc.constantFrom("Exact", "PathPrefix"), value: fc.string() },
+          { requiredKeys: ["value"] },
+        ),
+        fc.jsonValue(),
+      ),
+    });
     const spec = fc.oneof(
-      fc.record({ rules: fc.array(fc.oneof(fc.record({ matches: fc.array(match), backends: fc.array(backend) }), fc.jsonValue())) }),
+      fc.record({
+        rules: fc.array(
+          fc.oneof(fc.record({ matches: fc.array(match), backends: fc.array(backend) }), fc.jsonValue()),
+        ),
+      }),
       fc.jsonValue(),
     );
-    const obj = fc.record({ apiVersion: fc.constantFrom("net.10xdev.io/v1", "net.10xdev.io/v2", "x/v1"), metadata: meta, spec });
+    const obj = fc.record({
+      apiVersion: fc.constantFrom("net.10xdev.io/v1", "net.10xdev.io/v2", "x/v1"),
+      metadata: meta,
+      spec,
+    });
     fc.assert(
       fc.property(obj, fc.constantFrom("CREATE" as const, "UPDATE" as const), (generated, op) => {
         // What the apiserver sends is JSON: no -0, no undefined.
         const o = JSON.parse(JSON.stringify(generated)) as unknown;
         const verdict = mutateReview(request(op, deepClone(o)));
         if (!verdict.allowed) throw new Error("mutate denied");
-        const once = verdict.patch ? applyPatch(deepClone(o), deepClone(verdict.patch) as jsonPatch.Operation[]).newDocument : o;
+        const once = verdict.patch
+          ? applyPatch(deepClone(o), deepClone(verdict.patch) as jsonPatch.Operation[]).newDocument
+          : o;
         expect(once).toEqual(mutateRoute(o, op));
         expect(mutateReview(request("UPDATE", deepClone(once)))).toEqual({ allowed: true });
       }),

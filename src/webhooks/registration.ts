@@ -18,7 +18,11 @@ export type WebhookClient =
 
 export interface LabelSelector {
   matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: "In" | "NotIn" | "Exists" | "DoesNotExist"; values?: string[] }[];
+  matchExpressions?: {
+    key: string;
+    operator: "In" | "NotIn" | "Exists" | "DoesNotExist";
+    values?: string[];
+  }[];
 }
 
 export interface RegistrationOptions {

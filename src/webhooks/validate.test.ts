@@ -11,7 +11,11 @@ const v1 = (spec: Record<string, unknown>) => ({
 });
 
 const backend = { name: "checkout", port: 8080 };
-const rule = (r: Record<string, unknown> = {}) => ({ matches: [{ path: { type: "PathPrefix", value: "/api" } }], backends: [backend], ...r });
+const rule = (r: Record<string, unknown> = {}) => ({
+  matches: [{ path: { type: "PathPrefix", value: "/api" } }],
+  backends: [backend],
+  ...r,
+});
 const v2 = (spec: Record<string, unknown>) => ({
   apiVersion: "net.10xdev.io/v2",
   kind: "EdgeRoute",
@@ -26,7 +30,11 @@ describe("validateRoute: valid routes", () => {
     ["v1 minimal", v1({ host: undefined }), "v1"],
     ["v1 wildcard host and timeout", v1({ host: "*.example.com", timeoutSeconds: 3600 }), "v1"],
     ["v1 root path", v1({ pathPrefix: "/" }), "v1"],
-    ["v2 minimal", v2({ hostnames: undefined, rules: [{ matches: [{ path: { value: "/" } }], backends: [backend] }] }), "v2"],
+    [
+      "v2 minimal",
+      v2({ hostnames: undefined, rules: [{ matches: [{ path: { value: "/" } }], backends: [backend] }] }),
+      "v2",
+    ],
     [
       "v2 full",
       v2({
@@ -43,7 +51,10 @@ describe("validateRoute: valid routes", () => {
             ],
             timeout: "1h",
           }),
-          rule({ matches: [{ path: { value: "/api" }, headers: [{ name: "x-canary", value: "2" }] }], timeout: "59m59s999ms" }),
+          rule({
+            matches: [{ path: { value: "/api" }, headers: [{ name: "x-canary", value: "2" }] }],
+            timeout: "59m59s999ms",
+          }),
         ],
       }),
       "v2",
@@ -57,7 +68,12 @@ describe("validateRoute: valid routes", () => {
 // One row per rule: the object, and every message it must give.
 const invalid: [string, unknown, "v1" | "v2", string[]][] = [
   // hostnames
-  ["upper-case host", v1({ host: "Shop.example.com" }), "v1", ['spec.host: Invalid value: "Shop.example.com": must be lowercase']],
+  [
+    "upper-case host",
+    v1({ host: "Shop.example.com" }),
+    "v1",
+    ['spec.host: Invalid value: "Shop.example.com": must be lowercase'],
+  ],
   [
     "host with underscore",
     v2({ hostnames: ["shop_1.example.com"] }),
@@ -70,20 +86,31 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
     "wildcard not leading",
     v2({ hostnames: ["shop.*.com"] }),
     "v2",
-    ['spec.hostnames[0]: Invalid value: "shop.*.com": a wildcard is allowed only as the whole first label (*.example.com)'],
+    [
+      'spec.hostnames[0]: Invalid value: "shop.*.com": a wildcard is allowed only as the whole first label (*.example.com)',
+    ],
   ],
   [
     "partial wildcard label",
     v1({ host: "*shop.example.com" }),
     "v1",
-    ['spec.host: Invalid value: "*shop.example.com": a wildcard is allowed only as the whole first label (*.example.com)'],
+    [
+      'spec.host: Invalid value: "*shop.example.com": a wildcard is allowed only as the whole first label (*.example.com)',
+    ],
   ],
-  ["bare wildcard", v1({ host: "*" }), "v1", ['spec.host: Invalid value: "*": a wildcard must be followed by a domain (*.example.com)']],
+  [
+    "bare wildcard",
+    v1({ host: "*" }),
+    "v1",
+    ['spec.host: Invalid value: "*": a wildcard must be followed by a domain (*.example.com)'],
+  ],
   [
     "host over 253 characters",
     v1({ host: `${"a".repeat(60)}.`.repeat(4) + "a".repeat(20) }),
     "v1",
-    [`spec.host: Invalid value: "${`${"a".repeat(60)}.`.repeat(4) + "a".repeat(20)}": must be no more than 253 characters`],
+    [
+      `spec.host: Invalid value: "${`${"a".repeat(60)}.`.repeat(4) + "a".repeat(20)}": must be no more than 253 characters`,
+    ],
   ],
   [
     "label over 63 characters",
@@ -98,18 +125,50 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
     ['spec.hostnames[1]: Duplicate value: "a.example.com": same as spec.hostnames[0]'],
   ],
   // paths
-  ["path without leading slash", v1({ pathPrefix: "api" }), "v1", [`spec.pathPrefix: Invalid value: "api": must start with '/'`]],
+  [
+    "path without leading slash",
+    v1({ pathPrefix: "api" }),
+    "v1",
+    [`spec.pathPrefix: Invalid value: "api": must start with '/'`],
+  ],
   ["empty path", v1({ pathPrefix: "" }), "v1", [`spec.pathPrefix: Invalid value: "": must start with '/'`]],
-  ["double slash", v1({ pathPrefix: "/a//b" }), "v1", [`spec.pathPrefix: Invalid value: "/a//b": must not contain '//'`]],
-  ["dot segment", v1({ pathPrefix: "/a/./b" }), "v1", [`spec.pathPrefix: Invalid value: "/a/./b": must not contain '/./'`]],
-  ["dot-dot segment", v1({ pathPrefix: "/a/../b" }), "v1", [`spec.pathPrefix: Invalid value: "/a/../b": must not contain '/../'`]],
-  ["trailing /..", v1({ pathPrefix: "/a/.." }), "v1", [`spec.pathPrefix: Invalid value: "/a/..": must not end with '/..'`]],
-  ["trailing /.", v1({ pathPrefix: "/a/." }), "v1", [`spec.pathPrefix: Invalid value: "/a/.": must not end with '/.'`]],
+  [
+    "double slash",
+    v1({ pathPrefix: "/a//b" }),
+    "v1",
+    [`spec.pathPrefix: Invalid value: "/a//b": must not contain '//'`],
+  ],
+  [
+    "dot segment",
+    v1({ pathPrefix: "/a/./b" }),
+    "v1",
+    [`spec.pathPrefix: Invalid value: "/a/./b": must not contain '/./'`],
+  ],
+  [
+    "dot-dot segment",
+    v1({ pathPrefix: "/a/../b" }),
+    "v1",
+    [`spec.pathPrefix: Invalid value: "/a/../b": must not contain '/../'`],
+  ],
+  [
+    "trailing /..",
+    v1({ pathPrefix: "/a/.." }),
+    "v1",
+    [`spec.pathPrefix: Invalid value: "/a/..": must not end with '/..'`],
+  ],
+  [
+    "trailing /.",
+    v1({ pathPrefix: "/a/." }),
+    "v1",
+    [`spec.pathPrefix: Invalid value: "/a/.": must not end with '/.'`],
+  ],
   [
     "encoded slash",
     v2({ rules: [rule({ matches: [{ path: { value: "/a%2Fb" } }] })] }),
     "v2",
-    [`spec.rules[0].matches[0].path.value: Invalid value: "/a%2Fb": must not contain an encoded slash ('%2F')`],
+    [
+      `spec.rules[0].matches[0].path.value: Invalid value: "/a%2Fb": must not contain an encoded slash ('%2F')`,
+    ],
   ],
   [
     "lower-case encoded slash",
@@ -117,13 +176,25 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
     "v1",
     [`spec.pathPrefix: Invalid value: "/a%2fb": must not contain an encoded slash ('%2F')`],
   ],
-  ["fragment", v1({ pathPrefix: "/a#b" }), "v1", [`spec.pathPrefix: Invalid value: "/a#b": must not contain '#'`]],
-  ["query", v1({ pathPrefix: "/a?b=1" }), "v1", [`spec.pathPrefix: Invalid value: "/a?b=1": must not contain '?'`]],
+  [
+    "fragment",
+    v1({ pathPrefix: "/a#b" }),
+    "v1",
+    [`spec.pathPrefix: Invalid value: "/a#b": must not contain '#'`],
+  ],
+  [
+    "query",
+    v1({ pathPrefix: "/a?b=1" }),
+    "v1",
+    [`spec.pathPrefix: Invalid value: "/a?b=1": must not contain '?'`],
+  ],
   [
     "several path problems in one field",
     v1({ pathPrefix: "/a//b?c#d" }),
     "v1",
-    [`spec.pathPrefix: Invalid value: "/a//b?c#d": must not contain '//'; must not contain '#'; must not contain '?'`],
+    [
+      `spec.pathPrefix: Invalid value: "/a//b?c#d": must not contain '//'; must not contain '#'; must not contain '?'`,
+    ],
   ],
   [
     "space in path",
@@ -135,7 +206,9 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
     "path type",
     v2({ rules: [rule({ matches: [{ path: { type: "RegularExpression", value: "/a" } }] })] }),
     "v2",
-    ['spec.rules[0].matches[0].path.type: Unsupported value: "RegularExpression": supported values: "PathPrefix", "Exact"'],
+    [
+      'spec.rules[0].matches[0].path.type: Unsupported value: "RegularExpression": supported values: "PathPrefix", "Exact"',
+    ],
   ],
   // ports
   ["port 0", v1({ port: 0 }), "v1", ["spec.port: Invalid value: 0: must be between 1 and 65535"]],
@@ -145,7 +218,12 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
     "v2",
     ["spec.rules[0].backends[1].port: Invalid value: 70000: must be between 1 and 65535"],
   ],
-  ["port as a string", v1({ port: "http" }), "v1", ['spec.port: Invalid value: "http": must be of type integer']],
+  [
+    "port as a string",
+    v1({ port: "http" }),
+    "v1",
+    ['spec.port: Invalid value: "http": must be of type integer'],
+  ],
   // backend names
   [
     "service name with upper case",
@@ -171,7 +249,12 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
       `spec.rules[0].backends[0].name: Invalid value: "checkout.shop": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character`,
     ],
   ],
-  ["service name too long", v1({ service: `a${"b".repeat(63)}` }), "v1", ["spec.service: Too long: may not be more than 63 bytes"]],
+  [
+    "service name too long",
+    v1({ service: `a${"b".repeat(63)}` }),
+    "v1",
+    ["spec.service: Too long: may not be more than 63 bytes"],
+  ],
   // weights
   [
     "weight above the maximum",
@@ -181,41 +264,99 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
   ],
   [
     "negative weight",
-    v2({ rules: [rule({ backends: [{ ...backend, weight: -1 }, { ...backend, name: "b" }] })] }),
+    v2({
+      rules: [
+        rule({
+          backends: [
+            { ...backend, weight: -1 },
+            { ...backend, name: "b" },
+          ],
+        }),
+      ],
+    }),
     "v2",
     ["spec.rules[0].backends[0].weight: Invalid value: -1: must be between 0 and 1000000"],
   ],
   [
     "every weight zero",
-    v2({ rules: [rule(), rule({ matches: [{ path: { value: "/b" } }], backends: [{ ...backend, weight: 0 }, { name: "b", port: 80, weight: 0 }] })] }),
+    v2({
+      rules: [
+        rule(),
+        rule({
+          matches: [{ path: { value: "/b" } }],
+          backends: [
+            { ...backend, weight: 0 },
+            { name: "b", port: 80, weight: 0 },
+          ],
+        }),
+      ],
+    }),
     "v2",
     ["spec.rules[1].backends: Invalid value: [0,0]: at least one backend must have a weight above 0"],
   ],
   // matches
   [
     "the same match twice in one rule (default type)",
-    v2({ rules: [rule({ matches: [{ path: { value: "/api" } }, { path: { type: "PathPrefix", value: "/api" } }] })] }),
+    v2({
+      rules: [
+        rule({ matches: [{ path: { value: "/api" } }, { path: { type: "PathPrefix", value: "/api" } }] }),
+      ],
+    }),
     "v2",
     [
-      'spec.rules[0].matches[1]: Duplicate value: PathPrefix /api is already matched by spec.rules[0].matches[0]',
+      "spec.rules[0].matches[1]: Duplicate value: PathPrefix /api is already matched by spec.rules[0].matches[0]",
     ],
   ],
   [
     "the same match in two rules, headers in another order and case",
     v2({
       rules: [
-        rule({ matches: [{ path: { value: "/a" }, headers: [{ name: "X-A", value: "1" }, { name: "x-b", value: "2" }] }] }),
-        rule({ matches: [{ path: { value: "/a" }, headers: [{ name: "x-b", value: "2" }, { name: "x-a", value: "1" }] }] }),
+        rule({
+          matches: [
+            {
+              path: { value: "/a" },
+              headers: [
+                { name: "X-A", value: "1" },
+                { name: "x-b", value: "2" },
+              ],
+            },
+          ],
+        }),
+        rule({
+          matches: [
+            {
+              path: { value: "/a" },
+              headers: [
+                { name: "x-b", value: "2" },
+                { name: "x-a", value: "1" },
+              ],
+            },
+          ],
+        }),
       ],
     }),
     "v2",
     [
-      'spec.rules[1].matches[0]: Duplicate value: PathPrefix /a with headers x-a=1, x-b=2 is already matched by spec.rules[0].matches[0]',
+      "spec.rules[1].matches[0]: Duplicate value: PathPrefix /a with headers x-a=1, x-b=2 is already matched by spec.rules[0].matches[0]",
     ],
   ],
   [
     "one header named twice",
-    v2({ rules: [rule({ matches: [{ path: { value: "/a" }, headers: [{ name: "x-a", value: "1" }, { name: "X-A", value: "2" }] }] })] }),
+    v2({
+      rules: [
+        rule({
+          matches: [
+            {
+              path: { value: "/a" },
+              headers: [
+                { name: "x-a", value: "1" },
+                { name: "X-A", value: "2" },
+              ],
+            },
+          ],
+        }),
+      ],
+    }),
     "v2",
     [
       'spec.rules[0].matches[0].headers[1].name: Duplicate value: "X-A": header names are case-insensitive; same name as spec.rules[0].matches[0].headers[0]',
@@ -225,23 +366,39 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
     "header name that is not a token",
     v2({ rules: [rule({ matches: [{ path: { value: "/a" }, headers: [{ name: "x a", value: "1" }] }] })] }),
     "v2",
-    ["spec.rules[0].matches[0].headers[0].name: Invalid value: \"x a\": must be an HTTP header name (letters, digits and !#$%&'*+-.^_`|~)"],
+    [
+      'spec.rules[0].matches[0].headers[0].name: Invalid value: "x a": must be an HTTP header name (letters, digits and !#$%&\'*+-.^_`|~)',
+    ],
   ],
   // timeouts
-  ["timeout over 1h", v2({ rules: [rule({ timeout: "61m" })] }), "v2", ['spec.rules[0].timeout: Invalid value: "61m": must be at most 1h']],
+  [
+    "timeout over 1h",
+    v2({ rules: [rule({ timeout: "61m" })] }),
+    "v2",
+    ['spec.rules[0].timeout: Invalid value: "61m": must be at most 1h'],
+  ],
   [
     "timeout that is not a duration",
     v2({ rules: [rule({ timeout: "15 seconds" })] }),
     "v2",
-    ['spec.rules[0].timeout: Invalid value: "15 seconds": must be a duration such as 15s, 1m30s or 500ms (units h, m, s, ms)'],
+    [
+      'spec.rules[0].timeout: Invalid value: "15 seconds": must be a duration such as 15s, 1m30s or 500ms (units h, m, s, ms)',
+    ],
   ],
   [
     "timeout with a fraction",
     v2({ rules: [rule({ timeout: "1.5s" })] }),
     "v2",
-    ['spec.rules[0].timeout: Invalid value: "1.5s": must be a duration such as 15s, 1m30s or 500ms (units h, m, s, ms)'],
+    [
+      'spec.rules[0].timeout: Invalid value: "1.5s": must be a duration such as 15s, 1m30s or 500ms (units h, m, s, ms)',
+    ],
   ],
-  ["v1 timeout above 3600", v1({ timeoutSeconds: 3601 }), "v1", ["spec.timeoutSeconds: Invalid value: 3601: must be between 1 and 3600"]],
+  [
+    "v1 timeout above 3600",
+    v1({ timeoutSeconds: 3601 }),
+    "v1",
+    ["spec.timeoutSeconds: Invalid value: 3601: must be between 1 and 3600"],
+  ],
   // shape
   ["no spec", { metadata: {} }, "v2", ["spec: Required value: must be set"]],
   ["spec not an object", { spec: [] }, "v1", ["spec: Invalid value: []: must be of type object"]],
@@ -249,7 +406,11 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
     "v1 missing every required field",
     { spec: {} },
     "v1",
-    ["spec.pathPrefix: Required value: must be set", "spec.port: Required value: must be set", "spec.service: Required value: must be set"],
+    [
+      "spec.pathPrefix: Required value: must be set",
+      "spec.port: Required value: must be set",
+      "spec.service: Required value: must be set",
+    ],
   ],
   ["no rules", v2({ rules: [] }), "v2", ["spec.rules: Required value: must have at least 1 item"]],
   [
@@ -258,7 +419,16 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
     "v2",
     ["spec.hostnames: Too many: 17: must have at most 16 items"],
   ],
-  ["a v2 spec under v1", v2({}), "v1", ["spec.pathPrefix: Required value: must be set", "spec.port: Required value: must be set", "spec.service: Required value: must be set"]],
+  [
+    "a v2 spec under v1",
+    v2({}),
+    "v1",
+    [
+      "spec.pathPrefix: Required value: must be set",
+      "spec.port: Required value: must be set",
+      "spec.service: Required value: must be set",
+    ],
+  ],
 ];
 
 describe("validateRoute: each rule", () => {
@@ -281,14 +451,19 @@ describe("validateRoute: all problems at once", () => {
       "spec.rules[0].backends: Invalid value: [0]: at least one backend must have a weight above 0",
       "spec.rules[0].backends[0].port: Invalid value: 70000: must be between 1 and 65535",
       'spec.rules[0].timeout: Invalid value: "2h": must be at most 1h',
-      'spec.rules[1].matches[0]: Duplicate value: PathPrefix /api is already matched by spec.rules[0].matches[0]',
+      "spec.rules[1].matches[0]: Duplicate value: PathPrefix /api is already matched by spec.rules[0].matches[0]",
       `spec.rules[1].matches[1].path.value: Invalid value: "a//b": must start with '/'; must not contain '//'`,
     ]);
   });
 
   it("orders rules[10] after rules[2]", () => {
-    const rules = Array.from({ length: 11 }, (_, i) => rule({ matches: [{ path: { value: `/r${i}` } }], timeout: i === 2 || i === 10 ? "x" : undefined }));
-    expect(validateRoute(v2({ rules }), "v2").map((e) => e.path)).toEqual(["spec.rules[2].timeout", "spec.rules[10].timeout"]);
+    const rules = Array.from({ length: 11 }, (_, i) =>
+      rule({ matches: [{ path: { value: `/r${i}` } }], timeout: i === 2 || i === 10 ? "x" : undefined }),
+    );
+    expect(validateRoute(v2({ rules }), "v2").map((e) => e.path)).toEqual([
+      "spec.rules[2].timeout",
+      "spec.rules[10].timeout",
+    ]);
   });
 });
 

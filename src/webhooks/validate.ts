@@ -42,7 +42,8 @@ const specValidators = compileSpecValidators();
 // Fields whose strings the rules below check in full, with a better message
 // than a regular expression: ajv's pattern and length errors there are dropped
 // so that one problem gives one message.
-const CUSTOM_STRING_FIELD = /^spec\.(host|pathPrefix|hostnames\[\d+\]|rules\[\d+\]\.(timeout|matches\[\d+\]\.path\.value))$/;
+const CUSTOM_STRING_FIELD =
+  /^spec\.(host|pathPrefix|hostnames\[\d+\]|rules\[\d+\]\.(timeout|matches\[\d+\]\.path\.value))$/;
 
 const PATTERN_MESSAGES: Record<string, string> = {
   [DNS1035_LABEL_PATTERN]:
@@ -59,7 +60,8 @@ function schemaOf(e: ErrorObject): Schema {
 }
 
 function between(s: Schema): string {
-  if (s.minimum !== undefined && s.maximum !== undefined) return `must be between ${s.minimum} and ${s.maximum}`;
+  if (s.minimum !== undefined && s.maximum !== undefined)
+    return `must be between ${s.minimum} and ${s.maximum}`;
   if (s.minimum !== undefined) return `must be greater than or equal to ${s.minimum}`;
   return `must be less than or equal to ${s.maximum}`;
 }
@@ -74,7 +76,12 @@ function fromAjv(e: ErrorObject): FieldError | undefined {
       return fieldError(`${path}.${missing}`, "Required value", "must be set");
     }
     case "type":
-      return fieldError(path, "Invalid value", `must be of type ${String((e.params as { type: string }).type)}`, e.data);
+      return fieldError(
+        path,
+        "Invalid value",
+        `must be of type ${String((e.params as { type: string }).type)}`,
+        e.data,
+      );
     case "minimum":
     case "maximum":
       return fieldError(path, "Invalid value", between(s), e.data);
@@ -88,16 +95,28 @@ function fromAjv(e: ErrorObject): FieldError | undefined {
     case "minItems":
       return fieldError(path, "Required value", `must have at least ${plural(s.minItems ?? 0, "item")}`);
     case "maxItems":
-      return fieldError(path, "Too many", `must have at most ${plural(s.maxItems ?? 0, "item")}`, (e.data as unknown[]).length);
+      return fieldError(
+        path,
+        "Too many",
+        `must have at most ${plural(s.maxItems ?? 0, "item")}`,
+        (e.data as unknown[]).length,
+      );
     case "minLength":
-      return CUSTOM_STRING_FIELD.test(path) ? undefined : fieldError(path, "Invalid value", "must not be empty", e.data);
+      return CUSTOM_STRING_FIELD.test(path)
+        ? undefined
+        : fieldError(path, "Invalid value", "must not be empty", e.data);
     case "maxLength":
       return CUSTOM_STRING_FIELD.test(path)
         ? undefined
         : fieldError(path, "Too long", `may not be more than ${s.maxLength ?? 0} bytes`);
     case "pattern":
       if (CUSTOM_STRING_FIELD.test(path)) return undefined;
-      return fieldError(path, "Invalid value", PATTERN_MESSAGES[s.pattern ?? ""] ?? `must match ${s.pattern}`, e.data);
+      return fieldError(
+        path,
+        "Invalid value",
+        PATTERN_MESSAGES[s.pattern ?? ""] ?? `must match ${s.pattern}`,
+        e.data,
+      );
     default:
       return fieldError(path, "Invalid value", e.message ?? "is invalid", e.data);
   }
@@ -141,7 +160,8 @@ export function pathProblems(path: string): string[] {
   if (path.includes("#")) problems.push("must not contain '#'");
   if (path.includes("?")) problems.push("must not contain '?'");
   // eslint-disable-next-line no-control-regex
-  if (/[\s\u0000-\u001f\u007f]/.test(path)) problems.push("must not contain whitespace or control characters");
+  if (/[\s\u0000-\u001f\u007f]/.test(path))
+    problems.push("must not contain whitespace or control characters");
   return problems;
 }
 
@@ -173,7 +193,12 @@ function arrayAt(v: unknown): unknown[] {
   return Array.isArray(v) ? v : [];
 }
 
-function stringCheck(out: FieldError[], path: FieldPath, value: unknown, check: (s: string) => string[]): void {
+function stringCheck(
+  out: FieldError[],
+  path: FieldPath,
+  value: unknown,
+  check: (s: string) => string[],
+): void {
   if (typeof value !== "string") return;
   const problems = check(value);
   if (problems.length > 0) out.push(fieldError(path, "Invalid value", problems.join("; "), value));
@@ -194,7 +219,8 @@ function checkV2(spec: Record<string, unknown>, at: FieldPath): FieldError[] {
     stringCheck(out, p, h, hostnameProblems);
     if (typeof h !== "string") return;
     const first = seenHosts.get(h);
-    if (first !== undefined) out.push(fieldError(p, "Duplicate value", `same as spec.hostnames[${first}]`, h));
+    if (first !== undefined)
+      out.push(fieldError(p, "Duplicate value", `same as spec.hostnames[${first}]`, h));
     else seenHosts.set(h, i);
   });
 
@@ -207,7 +233,8 @@ function checkV2(spec: Record<string, unknown>, at: FieldPath): FieldError[] {
     arrayAt(rule.matches).forEach((match, m) => {
       if (!isRecord(match)) return;
       const mp = rp.child("matches").index(m);
-      if (isRecord(match.path)) stringCheck(out, mp.child("path").child("value"), match.path.value, pathProblems);
+      if (isRecord(match.path))
+        stringCheck(out, mp.child("path").child("value"), match.path.value, pathProblems);
       const names = new Map<string, number>();
       arrayAt(match.headers).forEach((h, k) => {
         if (!isRecord(h) || typeof h.name !== "string") return;
@@ -235,9 +262,18 @@ function checkV2(spec: Record<string, unknown>, at: FieldPath): FieldError[] {
     const backends = arrayAt(rule.backends);
     const weights = backends.map((b) => (isRecord(b) ? b.weight : undefined));
     // Only judge the sum when every weight is well-formed; a bad one has its own error.
-    const allNumbers = weights.every((w) => w === undefined || (typeof w === "number" && Number.isInteger(w)));
+    const allNumbers = weights.every(
+      (w) => w === undefined || (typeof w === "number" && Number.isInteger(w)),
+    );
     if (backends.length > 0 && allNumbers && !weights.some((w) => w === undefined || (w as number) > 0)) {
-      out.push(fieldError(rp.child("backends"), "Invalid value", "at least one backend must have a weight above 0", weights));
+      out.push(
+        fieldError(
+          rp.child("backends"),
+          "Invalid value",
+          "at least one backend must have a weight above 0",
+          weights,
+        ),
+      );
     }
     stringCheck(out, rp.child("timeout"), rule.timeout, timeoutProblems);
   });

@@ -33,7 +33,9 @@ const FILES = [
 ];
 
 const WRAPPERS = new Set(
-  ["Double", "Float", "Int64", "UInt64", "Int32", "UInt32", "Bool", "String", "Bytes"].map((n) => `.google.protobuf.${n}Value`),
+  ["Double", "Float", "Int64", "UInt64", "Int32", "UInt32", "Bool", "String", "Bytes"].map(
+    (n) => `.google.protobuf.${n}Value`,
+  ),
 );
 const DURATION = /^(-?)(\d+)(?:\.(\d{3}|\d{6}|\d{9}))?s$/;
 
@@ -93,7 +95,8 @@ export class EnvoyProtos {
       out[key] = this.fieldToPlain(field, value, `${path}.${key}`, problems);
       checkFieldRules(field, value, `${path}.${key}`, problems);
     }
-    for (const field of type.fieldsArray) if (!(field.name in obj)) checkFieldRules(field, undefined, `${path}.${field.name}`, problems);
+    for (const field of type.fieldsArray)
+      if (!(field.name in obj)) checkFieldRules(field, undefined, `${path}.${field.name}`, problems);
     for (const oneof of type.oneofsArray) {
       const set = oneof.fieldsArray.filter((f) => obj[f.name] !== undefined).map((f) => f.name);
       if (set.length > 1) problems.push(`${path}: oneof ${oneof.name} has ${set.join(" and ")}`);
@@ -128,7 +131,9 @@ export class EnvoyProtos {
         problems.push(`${path}: expected a map`);
         return {};
       }
-      return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, this.valueToPlain(field, v, `${path}[${k}]`, problems)]));
+      return Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, this.valueToPlain(field, v, `${path}[${k}]`, problems)]),
+      );
     }
     if (field.repeated) {
       if (!Array.isArray(value)) {
@@ -143,7 +148,8 @@ export class EnvoyProtos {
   private valueToPlain(field: protobuf.FieldBase, value: unknown, path: string, problems: string[]): unknown {
     const resolved = field.resolvedType;
     if (resolved instanceof protobuf.Enum) {
-      if (typeof value !== "string" || !(value in resolved.values)) problems.push(`${path}: ${JSON.stringify(value)} is not a value of ${resolved.fullName}`);
+      if (typeof value !== "string" || !(value in resolved.values))
+        problems.push(`${path}: ${JSON.stringify(value)} is not a value of ${resolved.fullName}`);
       return value;
     }
     if (resolved instanceof protobuf.Type) {
@@ -169,7 +175,9 @@ export class EnvoyProtos {
 
   // A decoded message → proto3 JSON, the inverse of toPlain.
   private toJson(type: protobuf.Type, message: protobuf.Message | Plain): Json {
-    const plain = (message instanceof protobuf.Message ? type.toObject(message, { enums: String, longs: String }) : message) as Plain;
+    const plain = (
+      message instanceof protobuf.Message ? type.toObject(message, { enums: String, longs: String }) : message
+    ) as Plain;
     if (type.fullName === ".google.protobuf.Any") {
       const url = plain.type_url as string;
       const inner = this.type(url);
@@ -181,7 +189,9 @@ export class EnvoyProtos {
       const field = type.fields[key];
       if (field === undefined) continue;
       if (field instanceof protobuf.MapField)
-        out[key] = Object.fromEntries(Object.entries(value as Plain).map(([k, v]) => [k, this.valueToJson(field, v)]));
+        out[key] = Object.fromEntries(
+          Object.entries(value as Plain).map(([k, v]) => [k, this.valueToJson(field, v)]),
+        );
       else if (field.repeated) out[key] = (value as unknown[]).map((v) => this.valueToJson(field, v));
       else out[key] = this.valueToJson(field, value);
     }
@@ -196,10 +206,13 @@ export class EnvoyProtos {
         const seconds = Number(v.seconds ?? 0);
         const nanos = Number(v.nanos ?? 0);
         if (nanos === 0) return `${seconds}s`;
-        const digits = String(Math.abs(nanos)).padStart(9, "0").replace(/(000)+$/, "");
+        const digits = String(Math.abs(nanos))
+          .padStart(9, "0")
+          .replace(/(000)+$/, "");
         return `${seconds}.${digits}s`;
       }
-      if (WRAPPERS.has(resolved.fullName)) return (v.value ?? (resolved.fullName === ".google.protobuf.BoolValue" ? false : 0)) as Json;
+      if (WRAPPERS.has(resolved.fullName))
+        return (v.value ?? (resolved.fullName === ".google.protobuf.BoolValue" ? false : 0)) as Json;
       return this.toJson(resolved, v);
     }
     return value as Json;
@@ -207,13 +220,19 @@ export class EnvoyProtos {
 }
 
 function hasType(json: unknown): json is { "@type": string } {
-  return typeof json === "object" && json !== null && typeof (json as Record<string, unknown>)["@type"] === "string";
+  return (
+    typeof json === "object" &&
+    json !== null &&
+    typeof (json as Record<string, unknown>)["@type"] === "string"
+  );
 }
 
 /** A resource as it travels in a DiscoveryResponse carries its own `@type`; it must name the type checked. */
 function withoutType(typeName: string, json: unknown, problems: string[]): unknown {
   if (!hasType(json)) return json;
-  if (json["@type"].slice(json["@type"].lastIndexOf("/") + 1) !== typeName.slice(typeName.lastIndexOf("/") + 1))
+  if (
+    json["@type"].slice(json["@type"].lastIndexOf("/") + 1) !== typeName.slice(typeName.lastIndexOf("/") + 1)
+  )
     problems.push(`${typeName}: "@type" is ${json["@type"]}`);
   const rest: Record<string, unknown> = { ...json };
   delete rest["@type"];
@@ -231,7 +250,8 @@ function checkScalar(type: string, value: unknown, path: string, problems: strin
       return;
     case "uint32":
     case "fixed32":
-      if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 0xffffffff) fail("a uint32");
+      if (!Number.isInteger(value) || (value as number) < 0 || (value as number) > 0xffffffff)
+        fail("a uint32");
       return;
     case "int32":
     case "sint32":
@@ -243,7 +263,8 @@ function checkScalar(type: string, value: unknown, path: string, problems: strin
     case "sint64":
     case "fixed64":
     case "sfixed64":
-      if (!(typeof value === "string" && /^-?\d+$/.test(value)) && !Number.isInteger(value)) fail("a 64-bit integer");
+      if (!(typeof value === "string" && /^-?\d+$/.test(value)) && !Number.isInteger(value))
+        fail("a 64-bit integer");
       return;
     case "double":
     case "float":
@@ -259,7 +280,11 @@ function checkScalar(type: string, value: unknown, path: string, problems: strin
 
 interface Rules {
   readonly message?: { readonly required?: boolean };
-  readonly string?: { readonly min_len?: number | string; readonly max_len?: number | string; readonly pattern?: string };
+  readonly string?: {
+    readonly min_len?: number | string;
+    readonly max_len?: number | string;
+    readonly pattern?: string;
+  };
   readonly repeated?: { readonly min_items?: number | string };
   readonly uint32?: Bounds;
   readonly int32?: Bounds;
@@ -286,29 +311,45 @@ function checkFieldRules(field: protobuf.FieldBase, value: unknown, path: string
   if (value === undefined) {
     // A rule on a oneof member applies only when that member is set.
     if (field.partOf !== null) return;
-    if (rules.message?.required === true || rules.duration?.required === true) problems.push(`${path}: required`);
-    if (rules.string?.min_len !== undefined && Number(rules.string.min_len) > 0) problems.push(`${path}: required`);
-    if (rules.repeated?.min_items !== undefined && Number(rules.repeated.min_items) > 0) problems.push(`${path}: required`);
+    if (rules.message?.required === true || rules.duration?.required === true)
+      problems.push(`${path}: required`);
+    if (rules.string?.min_len !== undefined && Number(rules.string.min_len) > 0)
+      problems.push(`${path}: required`);
+    if (rules.repeated?.min_items !== undefined && Number(rules.repeated.min_items) > 0)
+      problems.push(`${path}: required`);
     return;
   }
   const values = field.repeated && Array.isArray(value) ? value : [value];
-  if (rules.repeated?.min_items !== undefined && Array.isArray(value) && value.length < Number(rules.repeated.min_items))
+  if (
+    rules.repeated?.min_items !== undefined &&
+    Array.isArray(value) &&
+    value.length < Number(rules.repeated.min_items)
+  )
     problems.push(`${path}: needs at least ${rules.repeated.min_items} items`);
   for (const v of values) {
     if (rules.string !== undefined && typeof v === "string") {
       const s = rules.string;
-      if (s.min_len !== undefined && v.length < Number(s.min_len)) problems.push(`${path}: shorter than ${s.min_len}`);
-      if (s.max_len !== undefined && v.length > Number(s.max_len)) problems.push(`${path}: longer than ${s.max_len}`);
-      if (s.pattern !== undefined && !new RegExp(s.pattern, "u").test(v)) problems.push(`${path}: ${JSON.stringify(v)} does not match ${s.pattern}`);
+      if (s.min_len !== undefined && v.length < Number(s.min_len))
+        problems.push(`${path}: shorter than ${s.min_len}`);
+      if (s.max_len !== undefined && v.length > Number(s.max_len))
+        problems.push(`${path}: longer than ${s.max_len}`);
+      if (s.pattern !== undefined && !new RegExp(s.pattern, "u").test(v))
+        problems.push(`${path}: ${JSON.stringify(v)} does not match ${s.pattern}`);
     }
     const bounds = rules.uint32 ?? rules.int32;
-    const n = typeof v === "number" ? v : typeof v === "object" && v !== null ? (v as { value?: unknown }).value : undefined;
+    const n =
+      typeof v === "number"
+        ? v
+        : typeof v === "object" && v !== null
+          ? (v as { value?: unknown }).value
+          : undefined;
     if (bounds !== undefined && typeof n === "number") {
       if (bounds.gt !== undefined && !(n > bounds.gt)) problems.push(`${path}: must be > ${bounds.gt}`);
       if (bounds.gte !== undefined && !(n >= bounds.gte)) problems.push(`${path}: must be >= ${bounds.gte}`);
       if (bounds.lt !== undefined && !(n < bounds.lt)) problems.push(`${path}: must be < ${bounds.lt}`);
       if (bounds.lte !== undefined && !(n <= bounds.lte)) problems.push(`${path}: must be <= ${bounds.lte}`);
     }
-    if (rules.duration?.gt !== undefined && typeof v === "string" && /^-?0+(\.0+)?s$/.test(v)) problems.push(`${path}: must be above 0s`);
+    if (rules.duration?.gt !== undefined && typeof v === "string" && /^-?0+(\.0+)?s$/.test(v))
+      problems.push(`${path}: must be above 0s`);
   }
 }

@@ -33,6 +33,8 @@ export interface ServeOptions {
   port?: number;
   /** Reuse this CA and key pair (so registered caBundles stay valid across restarts). */
   tls?: { caPem: string; certFile: string; keyFile: string };
+  /** Also append the server's output to this file (or set EDGE_TEST_LOG_DIR). */
+  logFile?: string;
 }
 
 function assertBuilt(): void {
@@ -74,7 +76,10 @@ export async function startServe(opts: ServeOptions = {}): Promise<ServeProcess>
     "serve",
     process.execPath,
     [CLI, "serve", "--listen", `127.0.0.1:${port}`, "--tls-cert", tls.certFile, "--tls-key", tls.keyFile, ...(opts.args ?? [])],
-    { env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", ...opts.env } },
+    {
+      env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", ...opts.env },
+      logFile: opts.logFile ?? (process.env.EDGE_TEST_LOG_DIR ? path.join(process.env.EDGE_TEST_LOG_DIR, `serve-${port}.log`) : undefined),
+    },
   );
   const url = `https://127.0.0.1:${port}`;
   const caPem = tls.caPem;

@@ -7,7 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify as toYaml } from "yaml";
 import { buildCrd } from "../../src/api/crd.js";
 import { FINALIZER, GROUP, PLURAL } from "../../src/api/types.js";
-import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../../src/webhooks/registration.js";
+import {
+  mutatingWebhookConfiguration,
+  validatingWebhookConfiguration,
+} from "../../src/webhooks/registration.js";
 import { startControlPlane, type ControlPlane, type RunResult } from "../harness/control-plane.js";
 import { startServe, type ServeProcess } from "../harness/operator.js";
 import { waitFor } from "../harness/process.js";
@@ -45,7 +48,8 @@ async function kubectl(args: string[], input?: string): Promise<string> {
   return r.stdout;
 }
 
-const apply = (obj: unknown, extra: string[] = []) => cp.kubectl(["apply", "-f", "-", ...extra], { input: toYaml(obj) });
+const apply = (obj: unknown, extra: string[] = []) =>
+  cp.kubectl(["apply", "-f", "-", ...extra], { input: toYaml(obj) });
 
 async function getRoute(name: string, version: "v1" | "v2" = "v2"): Promise<RunResult> {
   return cp.kubectl(["get", `${PLURAL}.${version}.${GROUP}`, name, "-n", NS, "-o", "json"]);
@@ -78,7 +82,10 @@ beforeAll(async () => {
   cp = await startControlPlane();
   // The kubeconfig lets /validate look for conflicting routes.
   serve = await startServe({ args: ["--kubeconfig", cp.kubeconfig] });
-  await kubectl(["apply", "-f", "-"], toYaml(buildCrd({ conversion: { url: `${serve.url}/convert`, caBundle: serve.caBundle } })));
+  await kubectl(
+    ["apply", "-f", "-"],
+    toYaml(buildCrd({ conversion: { url: `${serve.url}/convert`, caBundle: serve.caBundle } })),
+  );
   await kubectl(["wait", "--for=condition=Established", `crd/${PLURAL}.${GROUP}`, "--timeout=60s"]);
   await kubectl(["create", "namespace", NS]);
 
@@ -114,42 +121,155 @@ afterAll(async () => {
 const invalid: { name: string; obj: unknown; by: "webhook" | "schema"; expect: string[] }[] = [
   // v1, through v1
   { name: "v1-port", obj: v1("v1-port", { port: 70000 }), by: "schema", expect: ["spec.port", "65535"] },
-  { name: "v1-double-slash", obj: v1("v1-double-slash", { pathPrefix: "/a//b" }), by: "webhook", expect: ["spec.pathPrefix", "must not contain '//'"] },
-  { name: "v1-dot-dot", obj: v1("v1-dot-dot", { pathPrefix: "/a/../b" }), by: "webhook", expect: ["spec.pathPrefix", "must not contain '/../'"] },
-  { name: "v1-encoded-slash", obj: v1("v1-encoded-slash", { pathPrefix: "/a%2Fb" }), by: "webhook", expect: ["spec.pathPrefix", "encoded slash"] },
-  { name: "v1-query", obj: v1("v1-query", { pathPrefix: "/a?b=1" }), by: "webhook", expect: ["spec.pathPrefix", "must not contain '?'"] },
-  { name: "v1-upper-host", obj: v1("v1-upper-host", { host: "Shop.example.com" }), by: "schema", expect: ["spec.host", "should match"] },
-  { name: "v1-long-label", obj: v1("v1-long-label", { host: `${"a".repeat(64)}.example.com` }), by: "webhook", expect: ["spec.host", "each label must be no more than 63 characters"] },
-  { name: "v1-service", obj: v1("v1-service", { service: "Checkout" }), by: "schema", expect: ["spec.service", "should match"] },
-  { name: "v1-timeout", obj: v1("v1-timeout", { timeoutSeconds: 7200 }), by: "schema", expect: ["spec.timeoutSeconds", "3600"] },
+  {
+    name: "v1-double-slash",
+    obj: v1("v1-double-slash", { pathPrefix: "/a//b" }),
+    by: "webhook",
+    expect: ["spec.pathPrefix", "must not contain '//'"],
+  },
+  {
+    name: "v1-dot-dot",
+    obj: v1("v1-dot-dot", { pathPrefix: "/a/../b" }),
+    by: "webhook",
+    expect: ["spec.pathPrefix", "must not contain '/../'"],
+  },
+  {
+    name: "v1-encoded-slash",
+    obj: v1("v1-encoded-slash", { pathPrefix: "/a%2Fb" }),
+    by: "webhook",
+    expect: ["spec.pathPrefix", "encoded slash"],
+  },
+  {
+    name: "v1-query",
+    obj: v1("v1-query", { pathPrefix: "/a?b=1" }),
+    by: "webhook",
+    expect: ["spec.pathPrefix", "must not contain '?'"],
+  },
+  {
+    name: "v1-upper-host",
+    obj: v1("v1-upper-host", { host: "Shop.example.com" }),
+    by: "schema",
+    expect: ["spec.host", "should match"],
+  },
+  {
+    name: "v1-long-label",
+    obj: v1("v1-long-label", { host: `${"a".repeat(64)}.example.com` }),
+    by: "webhook",
+    expect: ["spec.host", "each label must be no more than 63 characters"],
+  },
+  {
+    name: "v1-service",
+    obj: v1("v1-service", { service: "Checkout" }),
+    by: "schema",
+    expect: ["spec.service", "should match"],
+  },
+  {
+    name: "v1-timeout",
+    obj: v1("v1-timeout", { timeoutSeconds: 7200 }),
+    by: "schema",
+    expect: ["spec.timeoutSeconds", "3600"],
+  },
   // v2, through v2
-  { name: "v2-port", obj: v2("v2-port", { rules: [rule({ backends: [backend, { name: "b", port: 70000 }] })] }), by: "schema", expect: ["spec.rules[0].backends[1].port", "65535"] },
-  { name: "v2-zero-weights", obj: v2("v2-zero-weights", { rules: [rule({ backends: [{ ...backend, weight: 0 }] })] }), by: "schema", expect: ["spec.rules[0].backends", "at least one backend must have a weight above 0"] },
-  { name: "v2-timeout-2h", obj: v2("v2-timeout-2h", { rules: [rule({ timeout: "2h" })] }), by: "webhook", expect: ["spec.rules[0].timeout", "must be at most 1h"] },
-  { name: "v2-timeout-format", obj: v2("v2-timeout-format", { rules: [rule({ timeout: "15 seconds" })] }), by: "schema", expect: ["spec.rules[0].timeout", "should match"] },
+  {
+    name: "v2-port",
+    obj: v2("v2-port", { rules: [rule({ backends: [backend, { name: "b", port: 70000 }] })] }),
+    by: "schema",
+    expect: ["spec.rules[0].backends[1].port", "65535"],
+  },
+  {
+    name: "v2-zero-weights",
+    obj: v2("v2-zero-weights", { rules: [rule({ backends: [{ ...backend, weight: 0 }] })] }),
+    by: "schema",
+    expect: ["spec.rules[0].backends", "at least one backend must have a weight above 0"],
+  },
+  {
+    name: "v2-timeout-2h",
+    obj: v2("v2-timeout-2h", { rules: [rule({ timeout: "2h" })] }),
+    by: "webhook",
+    expect: ["spec.rules[0].timeout", "must be at most 1h"],
+  },
+  {
+    name: "v2-timeout-format",
+    obj: v2("v2-timeout-format", { rules: [rule({ timeout: "15 seconds" })] }),
+    by: "schema",
+    expect: ["spec.rules[0].timeout", "should match"],
+  },
   {
     name: "v2-duplicate-match",
-    obj: v2("v2-duplicate-match", { rules: [rule(), rule({ matches: [{ path: { type: "PathPrefix", value: "/api" } }] })] }),
+    obj: v2("v2-duplicate-match", {
+      rules: [rule(), rule({ matches: [{ path: { type: "PathPrefix", value: "/api" } }] })],
+    }),
     by: "webhook",
     expect: ["spec.rules[1].matches[0]", "Duplicate value", "is already matched by spec.rules[0].matches[0]"],
   },
-  { name: "v2-path-type", obj: v2("v2-path-type", { rules: [rule({ matches: [{ path: { type: "Regex", value: "/a" } }] })] }), by: "schema", expect: ["spec.rules[0].matches[0].path.type", "Unsupported value"] },
-  { name: "v2-dot-segment", obj: v2("v2-dot-segment", { rules: [rule({ matches: [{ path: { value: "/a/./b" } }] })] }), by: "webhook", expect: ["spec.rules[0].matches[0].path.value", "must not contain '/./'"] },
-  { name: "v2-fragment", obj: v2("v2-fragment", { rules: [rule({ matches: [{ path: { value: "/api#top" } }] })] }), by: "webhook", expect: ["spec.rules[0].matches[0].path.value", "must not contain '#'"] },
-  { name: "v2-duplicate-host", obj: v2("v2-duplicate-host", { hostnames: ["a.example.com", "a.example.com"] }), by: "webhook", expect: ["spec.hostnames[1]", "Duplicate value"] },
+  {
+    name: "v2-path-type",
+    obj: v2("v2-path-type", { rules: [rule({ matches: [{ path: { type: "Regex", value: "/a" } }] })] }),
+    by: "schema",
+    expect: ["spec.rules[0].matches[0].path.type", "Unsupported value"],
+  },
+  {
+    name: "v2-dot-segment",
+    obj: v2("v2-dot-segment", { rules: [rule({ matches: [{ path: { value: "/a/./b" } }] })] }),
+    by: "webhook",
+    expect: ["spec.rules[0].matches[0].path.value", "must not contain '/./'"],
+  },
+  {
+    name: "v2-fragment",
+    obj: v2("v2-fragment", { rules: [rule({ matches: [{ path: { value: "/api#top" } }] })] }),
+    by: "webhook",
+    expect: ["spec.rules[0].matches[0].path.value", "must not contain '#'"],
+  },
+  {
+    name: "v2-duplicate-host",
+    obj: v2("v2-duplicate-host", { hostnames: ["a.example.com", "a.example.com"] }),
+    by: "webhook",
+    expect: ["spec.hostnames[1]", "Duplicate value"],
+  },
   {
     name: "v2-header-twice",
-    obj: v2("v2-header-twice", { rules: [rule({ matches: [{ path: { value: "/a" }, headers: [{ name: "x-a", value: "1" }, { name: "X-A", value: "2" }] }] })] }),
+    obj: v2("v2-header-twice", {
+      rules: [
+        rule({
+          matches: [
+            {
+              path: { value: "/a" },
+              headers: [
+                { name: "x-a", value: "1" },
+                { name: "X-A", value: "2" },
+              ],
+            },
+          ],
+        }),
+      ],
+    }),
     by: "webhook",
     expect: ["spec.rules[0].matches[0].headers[1].name", "Duplicate value"],
   },
-  { name: "v2-backend-namespace", obj: v2("v2-backend-namespace", { rules: [rule({ backends: [{ name: "checkout.other", port: 80 }] })] }), by: "schema", expect: ["spec.rules[0].backends[0].name", "should match"] },
-  { name: "v2-no-rules", obj: v2("v2-no-rules", { rules: [] }), by: "schema", expect: ["spec.rules", "at least 1"] },
+  {
+    name: "v2-backend-namespace",
+    obj: v2("v2-backend-namespace", { rules: [rule({ backends: [{ name: "checkout.other", port: 80 }] })] }),
+    by: "schema",
+    expect: ["spec.rules[0].backends[0].name", "should match"],
+  },
+  {
+    name: "v2-no-rules",
+    obj: v2("v2-no-rules", { rules: [] }),
+    by: "schema",
+    expect: ["spec.rules", "at least 1"],
+  },
   {
     name: "v2-many-problems",
-    obj: v2("v2-many-problems", { hostnames: ["a.example.com", "a.example.com"], rules: [rule({ matches: [{ path: { value: "/a//b" } }], timeout: "90m" })] }),
+    obj: v2("v2-many-problems", {
+      hostnames: ["a.example.com", "a.example.com"],
+      rules: [rule({ matches: [{ path: { value: "/a//b" } }], timeout: "90m" })],
+    }),
     by: "webhook",
-    expect: ["spec.hostnames[1]: Duplicate value", "spec.rules[0].matches[0].path.value: Invalid value: \"/a//b\"", "spec.rules[0].timeout: Invalid value: \"90m\": must be at most 1h"],
+    expect: [
+      "spec.hostnames[1]: Duplicate value",
+      'spec.rules[0].matches[0].path.value: Invalid value: "/a//b"',
+      'spec.rules[0].timeout: Invalid value: "90m": must be at most 1h',
+    ],
   },
 ];
 
@@ -160,17 +280,22 @@ describe("kubectl apply of an invalid route", () => {
     expect(invalid.filter((c) => c.name.startsWith("v2")).length).toBeGreaterThan(5);
   });
 
-  it.each(invalid)("$name: exits 1, names the field and the reason, stores nothing", async ({ name, obj, by, expect: words }) => {
-    const r = await apply(obj);
-    expect(r.code, explain(r)).toBe(1);
-    for (const w of words) expect(r.stderr).toContain(w);
-    if (by === "webhook") {
-      expect(r.stderr).toContain(`admission webhook "validate.edgeroutes.net.10xdev.io" denied the request: EdgeRoute.net.10xdev.io "${name}" is invalid:`);
-    } else {
-      expect(r.stderr).toContain("is invalid");
-    }
-    await expectAbsent(name);
-  });
+  it.each(invalid)(
+    "$name: exits 1, names the field and the reason, stores nothing",
+    async ({ name, obj, by, expect: words }) => {
+      const r = await apply(obj);
+      expect(r.code, explain(r)).toBe(1);
+      for (const w of words) expect(r.stderr).toContain(w);
+      if (by === "webhook") {
+        expect(r.stderr).toContain(
+          `admission webhook "validate.edgeroutes.net.10xdev.io" denied the request: EdgeRoute.net.10xdev.io "${name}" is invalid:`,
+        );
+      } else {
+        expect(r.stderr).toContain("is invalid");
+      }
+      await expectAbsent(name);
+    },
+  );
 });
 
 describe("kubectl apply of a valid route", () => {
@@ -183,7 +308,9 @@ describe("kubectl apply of a valid route", () => {
   });
 
   it("stores a v2 route with the finalizer and the defaults", async () => {
-    const r = await apply(v2("shop-v2", { rules: [rule({ backends: [backend, { name: "canary", port: 8080, weight: 0 }] })] }));
+    const r = await apply(
+      v2("shop-v2", { rules: [rule({ backends: [backend, { name: "canary", port: 8080, weight: 0 }] })] }),
+    );
     expect(r.code, explain(r)).toBe(0);
     const got = await stored("shop-v2");
     expect(got.metadata.finalizers).toEqual([FINALIZER]);
@@ -200,7 +327,9 @@ describe("kubectl apply of a valid route", () => {
 
   it("applying the same route again changes nothing", async () => {
     const before = await stored("shop-v2");
-    const r = await apply(v2("shop-v2", { rules: [rule({ backends: [backend, { name: "canary", port: 8080, weight: 0 }] })] }));
+    const r = await apply(
+      v2("shop-v2", { rules: [rule({ backends: [backend, { name: "canary", port: 8080, weight: 0 }] })] }),
+    );
     expect(r.code, explain(r)).toBe(0);
     // kubectl sends the rules list again (a merge patch replaces lists), so it
     // says "configured"; /mutate puts the same defaults back, and the
@@ -238,7 +367,9 @@ describe("kubectl apply of a valid route", () => {
     );
     const r = await apply(late);
     expect(r.code, explain(r)).toBe(0);
-    expect(r.stderr).toContain(`Warning: conflicts with older EdgeRoute ${NS}/owner on conflict.example.com PathPrefix /api; that route wins`);
+    expect(r.stderr).toContain(
+      `Warning: conflicts with older EdgeRoute ${NS}/owner on conflict.example.com PathPrefix /api; that route wins`,
+    );
     expect((await stored("late", "v1")).metadata.finalizers).toEqual([FINALIZER]);
   });
 });
@@ -259,21 +390,53 @@ describe("a terminating route whose spec no longer validates", () => {
     expect((await stored("legacy", "v1")).metadata.deletionTimestamp).toBeTruthy();
 
     // A spec change is still judged, terminating or not.
-    const spec = await cp.kubectl(["patch", `${PLURAL}.v1.${GROUP}`, "legacy", "-n", NS, "--type=merge", "-p", '{"spec":{"port":9090}}']);
+    const spec = await cp.kubectl([
+      "patch",
+      `${PLURAL}.v1.${GROUP}`,
+      "legacy",
+      "-n",
+      NS,
+      "--type=merge",
+      "-p",
+      '{"spec":{"port":9090}}',
+    ]);
     expect(spec.code, explain(spec)).toBe(1);
     expect(spec.stderr).toContain("spec.pathPrefix");
 
     // What the reconciler does once the data plane no longer serves the route.
     const release = await cp.kubectl([
-      "patch", `${PLURAL}.v1.${GROUP}`, "legacy", "-n", NS, "--type=json",
-      "-p", JSON.stringify([{ op: "test", path: "/metadata/finalizers/1", value: FINALIZER }, { op: "remove", path: "/metadata/finalizers/1" }]),
+      "patch",
+      `${PLURAL}.v1.${GROUP}`,
+      "legacy",
+      "-n",
+      NS,
+      "--type=json",
+      "-p",
+      JSON.stringify([
+        { op: "test", path: "/metadata/finalizers/1", value: FINALIZER },
+        { op: "remove", path: "/metadata/finalizers/1" },
+      ]),
     ]);
     expect(release.code, explain(release)).toBe(0);
     expect((await stored("legacy", "v1")).metadata.finalizers).toEqual([HOLD]);
 
-    const last = await cp.kubectl(["patch", `${PLURAL}.v1.${GROUP}`, "legacy", "-n", NS, "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    const last = await cp.kubectl([
+      "patch",
+      `${PLURAL}.v1.${GROUP}`,
+      "legacy",
+      "-n",
+      NS,
+      "--type=json",
+      "-p",
+      '[{"op":"remove","path":"/metadata/finalizers"}]',
+    ]);
     expect(last.code, explain(last)).toBe(0);
-    await waitFor("legacy to go away", async () => ((await getRoute("legacy")).code === 1 ? true : undefined), 10_000, 100);
+    await waitFor(
+      "legacy to go away",
+      async () => ((await getRoute("legacy")).code === 1 ? true : undefined),
+      10_000,
+      100,
+    );
     await expectAbsent("legacy");
   });
 
@@ -283,8 +446,22 @@ describe("a terminating route whose spec no longer validates", () => {
     const label = await cp.kubectl(["label", `${PLURAL}.v2.${GROUP}`, "shop-v2", "-n", NS, "gone=soon"]);
     expect(label.code, explain(label)).toBe(0);
     expect((await stored("shop-v2")).metadata.finalizers).toEqual([FINALIZER]);
-    const release = await cp.kubectl(["patch", `${PLURAL}.v2.${GROUP}`, "shop-v2", "-n", NS, "--type=json", "-p", '[{"op":"remove","path":"/metadata/finalizers"}]']);
+    const release = await cp.kubectl([
+      "patch",
+      `${PLURAL}.v2.${GROUP}`,
+      "shop-v2",
+      "-n",
+      NS,
+      "--type=json",
+      "-p",
+      '[{"op":"remove","path":"/metadata/finalizers"}]',
+    ]);
     expect(release.code, explain(release)).toBe(0);
-    await waitFor("shop-v2 to go away", async () => ((await getRoute("shop-v2")).code === 1 ? true : undefined), 10_000, 100);
+    await waitFor(
+      "shop-v2 to go away",
+      async () => ((await getRoute("shop-v2")).code === 1 ? true : undefined),
+      10_000,
+      100,
+    );
   });
 });

@@ -3,6 +3,7 @@
 // configurations and the CRD; `serve --cert-secret` renews and hot-reloads its
 // certificate with no restart and no failed request.
 
+import https from "node:https";
 import tls from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -18,7 +19,10 @@ import { buildCrd } from "../../src/api/crd.js";
 import { injectCaBundle } from "../../src/certs/ca-injector.js";
 import { describeCertificate, issueCertificate } from "../../src/certs/pki.js";
 import { ensureCertSecret, materialFromSecret, secretFromMaterial } from "../../src/certs/secret-store.js";
-import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../../src/webhooks/registration.js";
+import {
+  mutatingWebhookConfiguration,
+  validatingWebhookConfiguration,
+} from "../../src/webhooks/registration.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startCli, httpsStatus } from "../harness/operator.js";
 import { freePort, waitFor } from "../harness/process.js";
@@ -48,12 +52,17 @@ describe("the certificate Secret", () => {
 
   it("is created once when several replicas bootstrap at the same time, and all end with the same CA", async () => {
     const secret = { namespace: NS, name: "race-tls" };
-    const results = await Promise.all(Array.from({ length: 6 }, () => ensureCertSecret(core(), { secret, identity })));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => ensureCertSecret(core(), { secret, identity })),
+    );
     expect(results.filter((r) => r.action === "created")).toHaveLength(1);
     expect(results.filter((r) => r.action === "loaded")).toHaveLength(5);
     expect(new Set(results.map((r) => r.material.ca.cert)).size).toBe(1);
     expect(new Set(results.map((r) => r.material.serving.cert)).size).toBe(1);
-    const list = await core().listNamespacedSecret({ namespace: NS, fieldSelector: "metadata.name=race-tls" });
+    const list = await core().listNamespacedSecret({
+      namespace: NS,
+      fieldSelector: "metadata.name=race-tls",
+    });
     expect(list.items).toHaveLength(1);
     expect(list.items[0]?.type).toBe("kubernetes.io/tls");
     expect(materialFromSecret(list.items[0] ?? {})?.ca.cert).toBe(results[0]?.material.ca.cert);
@@ -87,9 +96,14 @@ describe("CA injection", () => {
       body: validatingWebhookConfiguration({ client }) as V1ValidatingWebhookConfiguration,
     });
     await ext.createCustomResourceDefinition({
-      body: buildCrd({ conversion: { service: { name: "edge-operator", namespace: NS, path: "/convert", port: 443 } } }) as V1CustomResourceDefinition,
+      body: buildCrd({
+        conversion: { service: { name: "edge-operator", namespace: NS, path: "/convert", port: 443 } },
+      }) as V1CustomResourceDefinition,
     });
-    const stored = await ensureCertSecret(core(), { secret: { namespace: NS, name: "inject-tls" }, identity: { service: "edge-operator", namespace: NS } });
+    const stored = await ensureCertSecret(core(), {
+      secret: { namespace: NS, name: "inject-tls" },
+      identity: { service: "edge-operator", namespace: NS },
+    });
     const bundle = Buffer.from(stored.material.caBundle).toString("base64");
     const targets = {
       mutatingWebhookConfigurations: ["edge-operator-mutate"],
@@ -129,6 +143,63 @@ function servedSerial(port: number, caPem: string): Promise<string> {
   });
 }
 
+/** POSTs an AdmissionReview for a valid v2 route to /validate; resolves with whether it was answered and allowed. */
+function admitted(port: number, caPem: string, n: number): Promise<boolean> {
+  const body = JSON.stringify({
+    apiVersion: "admission.k8s.io/v1",
+    kind: "AdmissionReview",
+    request: {
+      uid: `uid-${n}`,
+      kind: { group: "net.10xdev.io", version: "v2", kind: "EdgeRoute" },
+      resource: { group: "net.10xdev.io", version: "v2", resource: "edgeroutes" },
+      operation: "CREATE",
+      name: `load-${n}`,
+      namespace: "default",
+      object: {
+        apiVersion: "net.10xdev.io/v2",
+        kind: "EdgeRoute",
+        metadata: { name: `load-${n}`, namespace: "default" },
+        spec: {
+          rules: [
+            { matches: [{ path: { value: `/load/${n}` } }], backends: [{ name: "checkout", port: 8080 }] },
+          ],
+        },
+      },
+    },
+  });
+  return new Promise((resolve) => {
+    const req = https.request(
+      {
+        host: "127.0.0.1",
+        port,
+        path: "/validate",
+        method: "POST",
+        ca: caPem,
+        servername: "localhost",
+        headers: { "content-type": "application/json" },
+        timeout: 5000,
+      },
+      (res) => {
+        let text = "";
+        res.on("data", (c: Buffer) => (text += c.toString()));
+        res.on("end", () => {
+          try {
+            resolve(
+              res.statusCode === 200 &&
+                (JSON.parse(text) as { response?: { allowed?: boolean } }).response?.allowed === true,
+            );
+          } catch {
+            resolve(false);
+          }
+        });
+      },
+    );
+    req.on("error", () => resolve(false));
+    req.on("timeout", () => req.destroy());
+    req.end(body);
+  });
+}
+
 describe("serve --cert-secret", () => {
   it("bootstraps from the Secret, then renews and reloads its certificate with no restart and no failed request", async () => {
     const port = await freePort();
@@ -154,51 +225,104 @@ describe("serve --cert-secret", () => {
     );
     try {
       const api = core();
-      const secret = await waitFor("the Secret", async () => {
-        try {
-          return await api.readNamespacedSecret({ name: "serve-tls", namespace: NS });
-        } catch {
-          return undefined;
-        }
-      }, 30_000, 100).catch((e: Error) => {
+      const secret = await waitFor(
+        "the Secret",
+        async () => {
+          try {
+            return await api.readNamespacedSecret({ name: "serve-tls", namespace: NS });
+          } catch {
+            return undefined;
+          }
+        },
+        30_000,
+        100,
+      ).catch((e: Error) => {
         throw new Error(`${e.message}\n${proc.output()}`);
       });
       const material = materialFromSecret(secret);
       if (!material) throw new Error("the Secret holds no material");
       const url = `https://127.0.0.1:${port}/readyz`;
-      await waitFor("readyz", async () => ((await httpsStatus(url, material.caBundle)) === 200 ? true : undefined), 30_000, 100);
+      await waitFor(
+        "readyz",
+        async () => ((await httpsStatus(url, material.caBundle)) === 200 ? true : undefined),
+        30_000,
+        100,
+      );
       const first = await servedSerial(port, material.caBundle);
       expect(first).toBe(describeCertificate(material.serving.cert).serial.toLowerCase().replace(/^0+/, ""));
 
       // The bundle was injected into the webhook configurations (created by the test above).
       const adm = cp.kubeConfig().makeApiClient(AdmissionregistrationV1Api);
-      await waitFor("injection", async () => {
-        const m = await adm.readMutatingWebhookConfiguration({ name: "edge-operator-mutate" });
-        return m.webhooks?.[0]?.clientConfig.caBundle === Buffer.from(material.caBundle).toString("base64") ? true : undefined;
-      }, 15_000, 200);
+      await waitFor(
+        "injection",
+        async () => {
+          const m = await adm.readMutatingWebhookConfiguration({ name: "edge-operator-mutate" });
+          return m.webhooks?.[0]?.clientConfig.caBundle === Buffer.from(material.caBundle).toString("base64")
+            ? true
+            : undefined;
+        },
+        15_000,
+        200,
+      );
 
       // Make the stored certificate nearly expired: the next check renews it from the same CA.
-      const short = issueCertificate(material.ca, { commonName: "localhost", dnsNames: ["localhost"], ips: ["127.0.0.1"], usage: "server", days: 10 });
+      const short = issueCertificate(material.ca, {
+        commonName: "localhost",
+        dnsNames: ["localhost"],
+        ips: ["127.0.0.1"],
+        usage: "server",
+        days: 10,
+      });
       await api.replaceNamespacedSecret({
         name: "serve-tls",
         namespace: NS,
-        body: secretFromMaterial({ namespace: NS, name: "serve-tls" }, { ...material, serving: short }, {}, secret.metadata?.resourceVersion),
+        body: secretFromMaterial(
+          { namespace: NS, name: "serve-tls" },
+          { ...material, serving: short },
+          {},
+          secret.metadata?.resourceVersion,
+        ),
       });
 
+      // A load generator sends admission reviews through the whole rotation.
       let failures = 0;
       let requests = 0;
-      const renewed = await waitFor("a renewed certificate", async () => {
-        requests++;
-        if ((await httpsStatus(url, material.caBundle)) !== 200) failures++;
-        const serial = await servedSerial(port, material.caBundle);
-        const shortSerial = describeCertificate(short.cert).serial.toLowerCase().replace(/^0+/, "");
-        return serial !== first && serial !== shortSerial ? serial : undefined;
-      }, 30_000, 50);
+      let admissions = 0;
+      let denied = 0;
+      let loading = true;
+      const load = (async () => {
+        while (loading) {
+          admissions++;
+          if (!(await admitted(port, material.caBundle, admissions))) denied++;
+        }
+      })();
+      const renewed = await waitFor(
+        "a renewed certificate",
+        async () => {
+          requests++;
+          if ((await httpsStatus(url, material.caBundle)) !== 200) failures++;
+          const serial = await servedSerial(port, material.caBundle);
+          const shortSerial = describeCertificate(short.cert).serial.toLowerCase().replace(/^0+/, "");
+          return serial !== first && serial !== shortSerial ? serial : undefined;
+        },
+        30_000,
+        50,
+      );
       const now = materialFromSecret(await api.readNamespacedSecret({ name: "serve-tls", namespace: NS }));
-      expect(renewed).toBe(describeCertificate(now?.serving.cert ?? "").serial.toLowerCase().replace(/^0+/, ""));
+      expect(renewed).toBe(
+        describeCertificate(now?.serving.cert ?? "")
+          .serial.toLowerCase()
+          .replace(/^0+/, ""),
+      );
       expect(now?.ca.cert).toBe(material.ca.cert);
+      // Keep the load on for a moment after the switch, then stop it.
+      await new Promise((r) => setTimeout(r, 500));
+      loading = false;
+      await load;
       expect(requests).toBeGreaterThan(1);
       expect(failures).toBe(0);
+      expect(admissions).toBeGreaterThan(10);
+      expect(denied).toBe(0);
       expect(proc.child.exitCode).toBeNull();
     } finally {
       await proc.stop();

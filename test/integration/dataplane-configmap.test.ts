@@ -7,7 +7,11 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { XDS_FILES } from "../../src/reconcile/envoy-resources.js";
 import { buildSnapshot, type Snapshot } from "../../src/reconcile/snapshot.js";
-import { CONFIGMAP_MAX_BYTES, EnvoyConfigMapDataPlane, VERSION_ANNOTATION } from "../../src/dataplane/envoy-configmap.js";
+import {
+  CONFIGMAP_MAX_BYTES,
+  EnvoyConfigMapDataPlane,
+  VERSION_ANNOTATION,
+} from "../../src/dataplane/envoy-configmap.js";
 import { BOOTSTRAP_FILE, envoyBootstrap } from "../../src/dataplane/envoy-files.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { snapshotCase } from "../golden/snapshot-cases.js";
@@ -53,7 +57,13 @@ describe("envoy-configmap data plane", () => {
 
     const cm = await getConfigMap("xds-basic");
     expect(cm.metadata?.annotations?.[VERSION_ANNOTATION]).toBe(a.version);
-    expect(Object.keys(cm.data ?? {}).sort()).toEqual(["cds.json", "eds.json", BOOTSTRAP_FILE, "lds.json", "rds.json"]);
+    expect(Object.keys(cm.data ?? {}).sort()).toEqual([
+      "cds.json",
+      "eds.json",
+      BOOTSTRAP_FILE,
+      "lds.json",
+      "rds.json",
+    ]);
     const rds = JSON.parse(cm.data?.[XDS_FILES.rds] ?? "null") as unknown;
     expect(rds).toEqual({
       version_info: a.version,
@@ -71,14 +81,18 @@ describe("envoy-configmap data plane", () => {
     const plane = sink("xds-idem");
     await plane.program(a);
     const before = (await getConfigMap("xds-idem")).metadata?.resourceVersion;
-    for (let i = 0; i < 3; i++) expect(await plane.program(a)).toEqual({ ok: true, version: a.version, pushed: false });
+    for (let i = 0; i < 3; i++)
+      expect(await plane.program(a)).toEqual({ ok: true, version: a.version, pushed: false });
     expect((await getConfigMap("xds-idem")).metadata?.resourceVersion).toBe(before);
 
     expect(await plane.program(b)).toEqual({ ok: true, version: b.version, pushed: true });
     const after = await getConfigMap("xds-idem");
     expect(after.metadata?.resourceVersion).not.toBe(before);
     expect(after.metadata?.annotations?.[VERSION_ANNOTATION]).toBe(b.version);
-    expect(JSON.parse(after.data?.[XDS_FILES.cds] ?? "{}")).toMatchObject({ version_info: b.version, resources: b.resources.clusters });
+    expect(JSON.parse(after.data?.[XDS_FILES.cds] ?? "{}")).toMatchObject({
+      version_info: b.version,
+      resources: b.resources.clusters,
+    });
   });
 
   it("re-reads and retries when another writer changes the ConfigMap between its read and its write", async () => {
@@ -88,17 +102,23 @@ describe("envoy-configmap data plane", () => {
       beforeWrite: async (attempt) => {
         attempts.push(attempt);
         // Another writer, through kubectl, in the window: our resourceVersion is now stale.
-        if (attempt === 1) await kubectl(["annotate", "configmap", "xds-race", "-n", NS, "example.com/touched=yes"]);
+        if (attempt === 1)
+          await kubectl(["annotate", "configmap", "xds-race", "-n", NS, "example.com/touched=yes"]);
       },
     });
     expect(await plane.program(b)).toEqual({ ok: true, version: b.version, pushed: true });
     expect(attempts).toEqual([1, 2]);
     const cm = await getConfigMap("xds-race");
-    expect(cm.metadata?.annotations).toMatchObject({ [VERSION_ANNOTATION]: b.version, "example.com/touched": "yes" });
+    expect(cm.metadata?.annotations).toMatchObject({
+      [VERSION_ANNOTATION]: b.version,
+      "example.com/touched": "yes",
+    });
   });
 
   it("under concurrent writers, every push lands and the ConfigMap stays whole", async () => {
-    const snapshots: Snapshot[] = [1, 2, 3, 4, 5, 6].map((n) => buildSnapshot([], new Map(), { listener: { port: 8000 + n } }));
+    const snapshots: Snapshot[] = [1, 2, 3, 4, 5, 6].map((n) =>
+      buildSnapshot([], new Map(), { listener: { port: 8000 + n } }),
+    );
     const results = await Promise.all(snapshots.map((s) => sink("xds-many").program(s)));
     expect(results.every((r) => r.ok)).toBe(true);
     const cm = await getConfigMap("xds-many");
@@ -108,7 +128,9 @@ describe("envoy-configmap data plane", () => {
     // Every file comes from the same snapshot as the annotation.
     for (const file of Object.values(XDS_FILES))
       expect((JSON.parse(cm.data?.[file] ?? "{}") as { version_info?: string }).version_info).toBe(version);
-    expect(JSON.parse(cm.data?.[XDS_FILES.lds] ?? "{}")).toMatchObject({ resources: winner?.resources.listeners });
+    expect(JSON.parse(cm.data?.[XDS_FILES.lds] ?? "{}")).toMatchObject({
+      resources: winner?.resources.listeners,
+    });
   });
 
   it("refuses a snapshot over 1 MiB, says how large, and leaves the live ConfigMap as it was", async () => {
@@ -144,4 +166,3 @@ describe("envoy-configmap data plane", () => {
     expect(result.ok ? "" : result.message).toMatch(/ConfigMap no-such-namespace\/xds.*not found/i);
   });
 });
-

@@ -1,0 +1,288 @@
+// Storage migration, the I/O: read the CRD, wait until the apiserver writes in
+// the storage version, list every object page by page and write each back as
+// read, then trim status.storedVersions. Every step can be repeated, so a run
+// that is killed is finished by running it again; the trim comes last and
+// only after every object was written.
+
+import { KubeError, type KubeClient } from "../watcher/kube-http.js";
+import {
+  alreadyMigratedLine,
+  classifyWriteFailure,
+  dryRunLine,
+  isMigrated,
+  planMigration,
+  progressLine,
+  storageVersionHash,
+  summaryLine,
+  withTrimmedStoredVersions,
+  type CrdStorageView,
+  type MigrationPlan,
+  type Tally,
+} from "./storage-migration.js";
+
+export interface MigrateOptions {
+  crdName: string;
+  dryRun: boolean;
+  pageSize: number;
+  concurrency: number;
+  /** A progress line every this many objects... */
+  progressEvery: number;
+  /** ...or after this long without one. */
+  progressIntervalMs: number;
+  /** How long to wait for discovery to show the new storage version. */
+  discoveryTimeoutMs: number;
+  /** Progress and warnings (stderr). */
+  log(line: string): void;
+}
+
+export type MigrateOutcome =
+  | { readonly kind: "migrated"; readonly plan: MigrationPlan; readonly tally: Tally; readonly seconds: number; readonly line: string }
+  | { readonly kind: "already"; readonly plan: MigrationPlan; readonly line: string }
+  | { readonly kind: "dry-run"; readonly plan: MigrationPlan; readonly count: number; readonly line: string };
+
+/** A failure that ends the run, with its one-line reason. */
+export class MigrationError extends Error {
+  override name = "MigrationError";
+}
+
+interface ListedObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string };
+  [key: string]: unknown;
+}
+
+interface ObjectList {
+  metadata: { continue?: string; remainingItemCount?: number };
+  items: ListedObject[];
+}
+
+type Crd = CrdStorageView & { readonly [key: string]: unknown };
+
+const CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
+const MAX_ATTEMPTS = 6;
+const MAX_REREADS = 10;
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function statusOf(err: unknown): number {
+  return err instanceof KubeError ? err.status : 0;
+}
+
+/** Retries what may pass (429, 5xx, a dropped connection) with backoff; throws anything else at once. */
+async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (classifyWriteFailure(statusOf(err)) !== "retry" || attempt >= MAX_ATTEMPTS) throw err;
+      await sleep(Math.min(5000, 100 * 2 ** attempt));
+    }
+  }
+}
+
+/** Runs `fn` over `items` with at most `limit` in flight; the first failure stops new starts and is thrown. */
+async function eachConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (!failed && next < items.length) {
+      const item = items[next++] as T;
+      try {
+        await fn(item);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
+    }
+  };
+  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+  const rejected = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (rejected) throw rejected.reason;
+}
+
+export async function migrateStorage(client: KubeClient, opts: MigrateOptions): Promise<MigrateOutcome> {
+  const started = performance.now();
+  const elapsed = (): number => (performance.now() - started) / 1000;
+
+  const readCrd = (): Promise<Crd> =>
+    withRetry(() => client.json<Crd>("GET", `${CRD_PATH}/${opts.crdName}`)).catch((err: unknown) => {
+      if (statusOf(err) === 404) throw new MigrationError(`CRD ${opts.crdName} not found: install the chart first`);
+      throw err;
+    });
+  const mustPlan = (crd: Crd): MigrationPlan => {
+    const planned = planMigration(crd);
+    if (!planned.ok) throw new MigrationError(planned.reason);
+    return planned.plan;
+  };
+
+  const crd = await readCrd();
+  const plan = mustPlan(crd);
+  const { group, plural, storageVersion } = plan;
+  const base = `/apis/${group}/${storageVersion}`;
+
+  const listPage = (cont: string | undefined): Promise<ObjectList> =>
+    withRetry(() => client.json<ObjectList>("GET", `${base}/${plural}`, { query: { limit: opts.pageSize, continue: cont } }));
+
+  let restarts = 0;
+  /** Pages of every object; the next page is fetched while this one is written. */
+  async function* pages(): AsyncGenerator<ObjectList> {
+    let pending = listPage(undefined);
+    for (;;) {
+      let page: ObjectList;
+      try {
+        page = await pending;
+      } catch (err) {
+        // 410 Expired: the continue token's revision was compacted. Start over;
+        // objects already written are cheap to write again.
+        if (statusOf(err) !== 410) throw err;
+        restarts++;
+        opts.log(`migrate: the list expired (410); listing again from the start`);
+        pending = listPage(undefined);
+        continue;
+      }
+      const cont = page.metadata.continue;
+      if (cont) {
+        pending = listPage(cont);
+        // Awaited on the next turn; until then a failure must not be unhandled.
+        pending.catch(() => undefined);
+      }
+      yield page;
+      if (!cont) return;
+    }
+  }
+
+  if (opts.dryRun) {
+    let count = 0;
+    const namespaces = new Set<string>();
+    if (!isMigrated(plan)) {
+      for await (const page of pages()) {
+        count += page.items.length;
+        for (const o of page.items) namespaces.add(o.metadata.namespace ?? "");
+      }
+    }
+    return { kind: "dry-run", plan, count, line: dryRunLine(plan, count, namespaces.size) };
+  }
+  if (isMigrated(plan)) return { kind: "already", plan, line: alreadyMigratedLine(plan) };
+
+  await waitForStorageVersion(client, plan, opts);
+
+  const written = new Set<string>();
+  let conflicts = 0;
+  let gone = 0;
+  let estimatedTotal: number | undefined;
+  let lastReport = { count: 0, at: performance.now() };
+  const report = (): void => {
+    const now = performance.now();
+    if (written.size - lastReport.count < opts.progressEvery && now - lastReport.at < opts.progressIntervalMs) return;
+    lastReport = { count: written.size, at: now };
+    opts.log(progressLine(plan, written.size, estimatedTotal, elapsed()));
+  };
+
+  const objectPath = (o: ListedObject): string => {
+    const ns = o.metadata.namespace;
+    return `${base}/${ns ? `namespaces/${encodeURIComponent(ns)}/` : ""}${plural}/${encodeURIComponent(o.metadata.name)}`;
+  };
+  const keyOf = (o: ListedObject): string => o.metadata.uid ?? `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+
+  /**
+   * The no-op write: the object as read, in the storage version, with its
+   * resourceVersion as a precondition. The apiserver re-encodes it in the
+   * storage version; the spec is unchanged, so metadata.generation is too.
+   */
+  const rewrite = async (listed: ListedObject): Promise<void> => {
+    let current: ListedObject = listed;
+    for (let reread = 0; ; reread++) {
+      try {
+        await withRetry(() => client.json("PUT", objectPath(current), { body: current }));
+        written.add(keyOf(current));
+        report();
+        return;
+      } catch (err) {
+        const why = classifyWriteFailure(statusOf(err));
+        if (why === "gone") {
+          gone++;
+          return;
+        }
+        if (why !== "reread" || reread >= MAX_REREADS) {
+          const where = `${current.metadata.namespace ?? ""}/${current.metadata.name}`;
+          throw new MigrationError(`rewriting ${plan.kind} ${where} failed: ${(err as Error).message.split("\n")[0]}`);
+        }
+        conflicts++;
+        try {
+          current = await withRetry(() => client.json<ListedObject>("GET", objectPath(current)));
+        } catch (getErr) {
+          if (statusOf(getErr) === 404) {
+            gone++;
+            return;
+          }
+          throw getErr;
+        }
+      }
+    }
+  };
+
+  let seen = 0;
+  for await (const page of pages()) {
+    const remaining = page.metadata.remainingItemCount;
+    seen += page.items.length;
+    if (remaining !== undefined) estimatedTotal = seen + remaining;
+    else if (!page.metadata.continue) estimatedTotal = seen;
+    await eachConcurrently(page.items, opts.concurrency, rewrite);
+  }
+
+  // Every object listed is now stored in the storage version; objects created
+  // since the list began were written in it. Trim, unless the CRD moved meanwhile.
+  for (let attempt = 1; ; attempt++) {
+    const now = await readCrd();
+    const again = mustPlan(now);
+    if (again.storageVersion !== storageVersion || now.metadata.generation !== crd.metadata.generation) {
+      throw new MigrationError(
+        `the CRD changed during the migration (storage version ${storageVersion} → ${again.storageVersion}, ` +
+          `generation ${crd.metadata.generation ?? "?"} → ${now.metadata.generation ?? "?"}); run migrate again`,
+      );
+    }
+    try {
+      await withRetry(() => client.json("PUT", `${CRD_PATH}/${opts.crdName}/status`, { body: withTrimmedStoredVersions(now, again) }));
+      break;
+    } catch (err) {
+      if (statusOf(err) !== 409 || attempt >= MAX_REREADS) throw err;
+    }
+  }
+
+  const tally: Tally = { rewritten: written.size, conflicts, gone, restarts };
+  const seconds = elapsed();
+  return { kind: "migrated", plan, tally, seconds, line: summaryLine(plan, tally, seconds) };
+}
+
+interface ApiResourceList {
+  resources?: { name: string; storageVersionHash?: string }[];
+}
+
+/**
+ * After the storage version changes, each apiserver switches when its CRD
+ * informer sees the change. Discovery publishes the hash of the version it
+ * writes; writing before it shows the new one could store the old version again.
+ */
+async function waitForStorageVersion(client: KubeClient, plan: MigrationPlan, opts: MigrateOptions): Promise<void> {
+  const want = storageVersionHash(plan.group, plan.storageVersion, plan.kind);
+  const deadline = performance.now() + opts.discoveryTimeoutMs;
+  let seen: string | undefined;
+  for (;;) {
+    const list = await withRetry(() => client.json<ApiResourceList>("GET", `/apis/${plan.group}/${plan.storageVersion}`));
+    const resource = list.resources?.find((r) => r.name === plan.plural);
+    seen = resource?.storageVersionHash;
+    if (resource && seen === undefined) {
+      opts.log(`migrate: warning: discovery shows no storageVersionHash for ${plan.plural}; not waiting for it`);
+      return;
+    }
+    if (seen === want) return;
+    if (performance.now() > deadline) {
+      throw new MigrationError(
+        `the apiserver does not yet write ${plan.plural} as ${plan.storageVersion} (discovery storageVersionHash ${seen ?? "absent"}, ` +
+          `want ${want}) after ${Math.round(opts.discoveryTimeoutMs / 1000)} s`,
+      );
+    }
+    await sleep(250);
+  }
+}

@@ -1,0 +1,447 @@
+// The Helm chart, with the real helm, kubectl and apiserver: it lints and
+// renders in every documented mode, refuses bad values with a clear message,
+// renders the CRD and webhooks that the TypeScript builders make, installs and
+// upgrades out of cluster with routes kept, and grants exactly the RBAC the
+// server and watcher need.
+
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments, stringify as toYaml } from "yaml";
+import { buildCrd, type CrdOptions } from "../../src/api/crd.js";
+import {
+  mutatingWebhookConfiguration,
+  validatingWebhookConfiguration,
+  type WebhookClient,
+} from "../../src/webhooks/registration.js";
+import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { startServe, type ServeProcess } from "../harness/operator.js";
+import { REPO_ROOT } from "../harness/testbin.js";
+import { v1Route, v2Route } from "./routes.js";
+
+const CHART = path.join(REPO_ROOT, "charts/edge-operator");
+const KUBE_VERSION = ["--kube-version", "1.36.3"];
+const NS = "edge-system";
+const RELEASE = "edge";
+const FULLNAME = "edge-edge-operator";
+const URL_MODE = ["--set", "webhook.urlOverride=https://127.0.0.1:9443", "--set", "webhook.caBundle=Q0E="];
+
+/** Each documented option, as `--set` flags. */
+const MODES: Record<string, string[]> = {
+  default: [],
+  "out-of-cluster": URL_MODE,
+  "cert-manager": ["--set", "certs.mode=certManager"],
+  "envoy enabled": ["--set", "envoy.enabled=true"],
+  "storage v2": ["--set", "crd.storageVersion=v2"],
+  "v1 not served": ["--set", "crd.storageVersion=v2", "--set", "crd.v1.served=false"],
+  "v1 deprecated": ["--set", "crd.v1.deprecated=true"],
+};
+
+let cp: ControlPlane;
+let serve: ServeProcess | undefined;
+
+type Doc = {
+  kind?: string;
+  metadata?: { name?: string; annotations?: Record<string, string> };
+  [k: string]: unknown;
+};
+
+async function render(args: string[]): Promise<Doc[]> {
+  const res = await cp.helm(["template", RELEASE, CHART, "-n", NS, ...KUBE_VERSION, ...args]);
+  if (res.code !== 0) throw new Error(`helm template ${args.join(" ")} failed:\n${res.stderr}`);
+  return parseAllDocuments(res.stdout)
+    .map((d) => d.toJS() as Doc | null)
+    .filter((d): d is Doc => d !== null);
+}
+
+const find = (docs: Doc[], kind: string, name?: string): Doc => {
+  const d = docs.find((x) => x.kind === kind && (name === undefined || x.metadata?.name === name));
+  if (!d) throw new Error(`no ${kind} ${name ?? ""} rendered`);
+  return d;
+};
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+});
+
+afterAll(async () => {
+  await serve?.stop();
+  await cp?.stop();
+});
+
+describe("helm lint and helm template", () => {
+  it.each(Object.entries(MODES))("pass with %s values", async (_mode, args) => {
+    const lint = await cp.helm(["lint", CHART, "--strict", ...KUBE_VERSION, ...args]);
+    expect(lint.code, lint.stdout + lint.stderr).toBe(0);
+    const docs = await render(args);
+    expect(docs.length).toBeGreaterThan(5);
+    // No wildcard anywhere in the RBAC.
+    for (const role of docs.filter((d) => d.kind === "ClusterRole" || d.kind === "Role")) {
+      expect(JSON.stringify(role.rules)).not.toContain('"*"');
+    }
+  });
+
+  it("renders the in-cluster parts only in cluster, and cert-manager's only in certManager mode", async () => {
+    const kinds = (docs: Doc[]) => docs.map((d) => `${d.kind}/${d.metadata?.name}`);
+    const inCluster = kinds(await render([]));
+    expect(inCluster).toContain(`Deployment/${FULLNAME}-server`);
+    expect(inCluster).toContain(`Deployment/${FULLNAME}-watcher`);
+    expect(inCluster).toContain(`PodDisruptionBudget/${FULLNAME}-server`);
+    expect(inCluster).toContain(`Job/${FULLNAME}-release-finalizers`);
+    expect(inCluster).not.toContain(`Deployment/${FULLNAME}-envoy`);
+    const hook = find(await render([]), "Job", `${FULLNAME}-release-finalizers`) as Doc & {
+      metadata: { annotations: Record<string, string> };
+      spec: { template: { spec: { containers: { args: unknown[] }[] } } };
+    };
+    expect(hook.metadata.annotations["helm.sh/hook"]).toBe("pre-delete");
+    expect(hook.spec.template.spec.containers[0]?.args).toEqual([
+      "finalizer",
+      "release",
+      "--all",
+      `--reason=helm uninstall of release ${RELEASE}: the data plane is removed with it`,
+    ]);
+    const outside = kinds(await render(URL_MODE));
+    expect(
+      outside.filter((k) => k.startsWith("Deployment/") || k.startsWith("Job/") || k.startsWith("Service/")),
+    ).toEqual([]);
+    expect(outside).toContain(`ServiceAccount/${FULLNAME}-server`);
+    const cm = await render(MODES["cert-manager"] ?? []);
+    expect(kinds(cm)).toContain(`Certificate/${FULLNAME}-serving`);
+    for (const kind of [
+      "CustomResourceDefinition",
+      "MutatingWebhookConfiguration",
+      "ValidatingWebhookConfiguration",
+    ]) {
+      expect(find(cm, kind).metadata?.annotations?.["cert-manager.io/inject-ca-from"]).toBe(
+        `${NS}/${FULLNAME}-serving`,
+      );
+    }
+    expect(kinds(await render(MODES["envoy enabled"] ?? []))).toContain(`Service/${FULLNAME}-envoy`);
+  });
+
+  it("hardens the server pod and probes real health over HTTPS", async () => {
+    const dep = find(await render([]), "Deployment", `${FULLNAME}-server`) as Doc & {
+      spec: {
+        replicas: number;
+        template: { spec: Record<string, unknown> & { containers: Record<string, unknown>[] } };
+      };
+    };
+    expect(dep.spec.replicas).toBe(2);
+    const pod = dep.spec.template.spec;
+    expect(pod.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    expect(pod.topologySpreadConstraints).toHaveLength(1);
+    const c = pod.containers[0] ?? {};
+    expect(c.securityContext).toMatchObject({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ["ALL"] },
+    });
+    expect(c.readinessProbe).toMatchObject({ httpGet: { path: "/readyz", scheme: "HTTPS" } });
+    expect(c.livenessProbe).toMatchObject({ httpGet: { path: "/healthz", scheme: "HTTPS" } });
+    expect(c.resources).toMatchObject({ requests: { cpu: "100m" } });
+    expect(c.args).toEqual(
+      expect.arrayContaining([
+        `--cert-secret=${NS}/${FULLNAME}-tls`,
+        "--inject-ca",
+        `--webhook-config-name=${FULLNAME}`,
+      ]),
+    );
+    const watcher = find(await render([]), "Deployment", `${FULLNAME}-watcher`) as Doc & {
+      spec: { replicas: number; template: { spec: { containers: { args: string[] }[] } } };
+    };
+    expect(watcher.spec.replicas).toBe(2);
+    expect(watcher.spec.template.spec.containers[0]?.args).toContain(
+      `--reconcile-url=https://${FULLNAME}.${NS}.svc:443/reconcile`,
+    );
+  });
+});
+
+describe("values that break the schema", () => {
+  it.each([
+    [["--set", "crd.storageVersio=v2"], "at '/crd': additional properties 'storageVersio' not allowed"],
+    [["--set", "crd.storageVersion=v3"], "at '/crd/storageVersion': value must be one of 'v1', 'v2'"],
+    [["--set", "server.replicas=0"], "at '/server/replicas': minimum: got 0, want 1"],
+    [["--set", "certs.mode=vault"], "at '/certs/mode': value must be one of 'builtin', 'certManager'"],
+    [
+      ["--set", "webhook.urlOverride=http://127.0.0.1:9443", "--set", "webhook.caBundle=Q0E="],
+      "at '/webhook/urlOverride'",
+    ],
+    [
+      ["--set", "webhook.urlOverride=https://127.0.0.1:9443"],
+      "webhook.caBundle is required with webhook.urlOverride",
+    ],
+    [["--set", "crd.v1.served=false"], "crd.v1.served=false needs crd.storageVersion=v2"],
+    [
+      ["--set", "envoy.enabled=true", "--set", "dataPlane.sink=memory"],
+      "envoy.enabled=true needs dataPlane.sink=envoy-configmap",
+    ],
+  ])("%j is refused: %s", async (args, message) => {
+    const res = await cp.helm(["template", RELEASE, CHART, "-n", NS, ...KUBE_VERSION, ...args]);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain(message);
+  });
+});
+
+describe("the rendered objects equal what the TypeScript builders make", () => {
+  const service = { name: FULLNAME, namespace: NS, path: "/convert", port: 443 };
+  const cases: [string, string[], CrdOptions][] = [
+    ["default", [], { conversion: { service } }],
+    ["out-of-cluster", URL_MODE, { conversion: { url: "https://127.0.0.1:9443/convert", caBundle: "Q0E=" } }],
+    ["storage v2", ["--set", "crd.storageVersion=v2"], { storageVersion: "v2", conversion: { service } }],
+    [
+      "v1 not served",
+      ["--set", "crd.storageVersion=v2", "--set", "crd.v1.served=false"],
+      { storageVersion: "v2", served: ["v2"], conversion: { service } },
+    ],
+    [
+      "v1 deprecated",
+      ["--set", "crd.v1.deprecated=true", "--set", "crd.v1.deprecationWarning=use v2"],
+      { deprecated: { v1: "use v2" }, conversion: { service } },
+    ],
+  ];
+
+  it.each(cases)("the CRD, %s", async (_mode, args, opts) => {
+    const crd = find(await render(args), "CustomResourceDefinition");
+    const want = buildCrd(opts);
+    expect(crd.metadata?.name).toBe(want.metadata.name);
+    expect(crd.metadata?.annotations?.["helm.sh/resource-policy"]).toBe("keep");
+    expect(crd.spec).toEqual(want.spec);
+  });
+
+  it.each([
+    ["in cluster", [], { service: { name: FULLNAME, namespace: NS, port: 443 } }],
+    ["out of cluster", URL_MODE, { url: "https://127.0.0.1:9443", caBundle: "Q0E=" }],
+  ] as [string, string[], WebhookClient][])("the webhook configurations, %s", async (_mode, args, client) => {
+    const docs = await render(args);
+    const opts = {
+      client,
+      name: FULLNAME,
+      namespaceSelector: {
+        matchExpressions: [
+          { key: "kubernetes.io/metadata.name", operator: "NotIn" as const, values: ["kube-system", NS] },
+        ],
+      },
+    };
+    for (const want of [mutatingWebhookConfiguration(opts), validatingWebhookConfiguration(opts)]) {
+      const got = find(docs, want.kind, want.metadata.name);
+      expect(got.webhooks).toEqual(want.webhooks);
+    }
+  });
+});
+
+describe("helm install out of cluster, on the real apiserver", () => {
+  const kubectl = async (args: string[], input?: string) =>
+    cp.kubectl(args, input === undefined ? {} : { input });
+
+  beforeAll(async () => {
+    serve = await startServe({ env: { KUBECONFIG: cp.kubeconfig } });
+  });
+
+  it("installs: the CRD is established, the webhooks call the local server, v1 and v2 routes live side by side", async () => {
+    const install = await cp.helm([
+      "install",
+      RELEASE,
+      CHART,
+      "-n",
+      NS,
+      "--create-namespace",
+      "--set",
+      `webhook.urlOverride=${serve?.url}`,
+      "--set",
+      `webhook.caBundle=${serve?.caBundle}`,
+    ]);
+    expect(install.code, install.stderr).toBe(0);
+    expect(install.stdout).toContain("Out-of-cluster mode");
+    const est = await kubectl([
+      "wait",
+      "--for=condition=Established",
+      "crd/edgeroutes.net.10xdev.io",
+      "--timeout=60s",
+    ]);
+    expect(est.code, est.stderr).toBe(0);
+    for (const [kind, suffix] of [
+      ["mutatingwebhookconfiguration", "mutate"],
+      ["validatingwebhookconfiguration", "validate"],
+    ] as const) {
+      const got = await kubectl([
+        "get",
+        kind,
+        `${FULLNAME}-${suffix}`,
+        "-o",
+        "jsonpath={.webhooks[0].clientConfig.url}",
+      ]);
+      expect(got.stdout).toBe(`${serve?.url}/${suffix}`);
+    }
+    expect((await kubectl(["create", "namespace", "apps"])).code).toBe(0);
+    const apply = await kubectl(
+      ["apply", "-f", "-"],
+      [v1Route("one", { namespace: "apps" }), v2Route("two", { namespace: "apps" })]
+        .map((r) => toYaml(r))
+        .join("---\n"),
+    );
+    expect(apply.code, apply.stderr).toBe(0);
+    // Each read in the other version goes through /convert at the URL the chart registered.
+    const asV2 = await kubectl([
+      "get",
+      "edgeroutes.v2.net.10xdev.io",
+      "one",
+      "-n",
+      "apps",
+      "-o",
+      "jsonpath={.spec.rules[0].backends[0].name}",
+    ]);
+    expect(asV2.stdout, asV2.stderr).toBe("checkout");
+    const asV1 = await kubectl([
+      "get",
+      "edgeroutes.v1.net.10xdev.io",
+      "two",
+      "-n",
+      "apps",
+      "-o",
+      "jsonpath={.spec.service}",
+    ]);
+    expect(asV1.stdout, asV1.stderr).toBe("checkout");
+    const bad = await kubectl(
+      ["apply", "-f", "-"],
+      toYaml(v1Route("bad", { namespace: "apps", port: 70000 })),
+    );
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("spec.port");
+  });
+
+  it("upgrades with a changed value and keeps every route", async () => {
+    const up = await cp.helm([
+      "upgrade",
+      RELEASE,
+      CHART,
+      "-n",
+      NS,
+      "--reuse-values",
+      "--set",
+      "crd.v1.deprecated=true",
+    ]);
+    expect(up.code, up.stderr).toBe(0);
+    const v1 = await kubectl(["get", "edgeroutes.v1.net.10xdev.io", "-n", "apps", "-o", "name"]);
+    expect(v1.stdout.trim().split("\n").sort()).toEqual([
+      "edgeroute.net.10xdev.io/one",
+      "edgeroute.net.10xdev.io/two",
+    ]);
+    expect(v1.stderr).toContain("deprecated");
+  });
+
+  it("uninstalls the webhooks but keeps the CRD and the routes", async () => {
+    const un = await cp.helm(["uninstall", RELEASE, "-n", NS]);
+    expect(un.code, un.stderr).toBe(0);
+    expect(un.stdout + un.stderr).toContain("kept due to the resource policy");
+    expect((await kubectl(["get", "crd", "edgeroutes.net.10xdev.io"])).code).toBe(0);
+    expect(
+      (await kubectl(["get", "edgeroutes", "-n", "apps", "-o", "name"])).stdout.trim().split("\n"),
+    ).toHaveLength(2);
+    const hooks = await kubectl([
+      "get",
+      "mutatingwebhookconfigurations,validatingwebhookconfigurations",
+      "-o",
+      "name",
+    ]);
+    expect(hooks.stdout).not.toContain(FULLNAME);
+  });
+});
+
+describe("RBAC: enough and no more", () => {
+  const ns = "edge-rbac";
+  const full = "rbac-edge-operator";
+  const server = `system:serviceaccount:${ns}:${full}-server`;
+  const watcher = `system:serviceaccount:${ns}:${full}-watcher`;
+
+  beforeAll(async () => {
+    await cp.kubectl(["create", "namespace", ns]);
+    // The in-cluster RBAC (the default values), applied as helm would render it for release "rbac".
+    const res = await cp.helm([
+      "template",
+      "rbac",
+      CHART,
+      "-n",
+      ns,
+      ...KUBE_VERSION,
+      "--show-only",
+      "templates/serviceaccounts.yaml",
+      "--show-only",
+      "templates/rbac-server.yaml",
+      "--show-only",
+      "templates/rbac-watcher.yaml",
+    ]);
+    expect(res.code, res.stderr).toBe(0);
+    const applied = await cp.kubectl(["apply", "-f", "-"], { input: res.stdout });
+    expect(applied.code, applied.stderr).toBe(0);
+  });
+
+  const canI = async (as: string, args: string[]) =>
+    (await cp.kubectl(["auth", "can-i", "--as", as, ...args])).stdout.trim();
+
+  it.each([
+    ["get", "edgeroutes.net.10xdev.io", "-A"],
+    ["list", "edgeroutes.net.10xdev.io", "-A"],
+    ["watch", "edgeroutes.net.10xdev.io", "-A"],
+    ["patch", "edgeroutes.net.10xdev.io", "-n", "apps"],
+    ["update", "edgeroutes.net.10xdev.io", "-n", "apps", "--subresource=status"],
+    ["patch", "edgeroutes.net.10xdev.io", "-n", "apps", "--subresource=status"],
+    ["list", "services", "-A"],
+    ["watch", "endpointslices.discovery.k8s.io", "-A"],
+    ["create", "events", "-n", "apps"],
+    ["create", "tokenreviews.authentication.k8s.io"],
+    ["create", "subjectaccessreviews.authorization.k8s.io"],
+    ["create", "configmaps", "-n", ns],
+    ["update", `configmaps/${full}-xds`, "-n", ns],
+    ["create", "secrets", "-n", ns],
+    ["get", `secrets/${full}-tls`, "-n", ns],
+    ["update", `secrets/${full}-tls`, "-n", ns],
+    ["patch", `mutatingwebhookconfigurations/${full}-mutate`],
+    ["patch", `validatingwebhookconfigurations/${full}-validate`],
+    ["patch", "customresourcedefinitions/edgeroutes.net.10xdev.io"],
+  ])("the server may %s %s", async (...args) => {
+    expect(await canI(server, args)).toBe("yes");
+  });
+
+  it.each([
+    ["delete", "edgeroutes.net.10xdev.io", "-n", "apps"],
+    ["create", "edgeroutes.net.10xdev.io", "-n", "apps"],
+    ["list", "secrets", "-A"],
+    ["get", "secrets/other", "-n", ns],
+    ["get", `secrets/${full}-tls`, "-n", "apps"],
+    ["update", "configmaps/other", "-n", ns],
+    ["create", "configmaps", "-n", "apps"],
+    ["patch", "mutatingwebhookconfigurations/someone-else"],
+    ["patch", "customresourcedefinitions/other.example.com"],
+    ["update", "services", "-n", "apps"],
+    ["create", "pods", "-n", ns],
+    ["create", "/reconcile"],
+  ])("the server may not %s %s", async (...args) => {
+    expect(await canI(server, args)).toBe("no");
+  });
+
+  it.each([
+    ["list", "edgeroutes.net.10xdev.io", "-A"],
+    ["watch", "services", "-A"],
+    ["watch", "endpointslices.discovery.k8s.io", "-A"],
+    ["create", "leases.coordination.k8s.io", "-n", ns],
+    ["get", `leases.coordination.k8s.io/${full}-watcher`, "-n", ns],
+    ["update", `leases.coordination.k8s.io/${full}-watcher`, "-n", ns],
+    ["create", "/reconcile"],
+  ])("the watcher may %s %s", async (...args) => {
+    expect(await canI(watcher, args)).toBe("yes");
+  });
+
+  it.each([
+    ["patch", "edgeroutes.net.10xdev.io", "-n", "apps"],
+    ["update", "edgeroutes.net.10xdev.io", "-n", "apps", "--subresource=status"],
+    ["update", "leases.coordination.k8s.io/other", "-n", ns],
+    ["create", "leases.coordination.k8s.io", "-n", "apps"],
+    ["get", "secrets", "-n", ns],
+    ["create", "tokenreviews.authentication.k8s.io"],
+  ])("the watcher may not %s %s", async (...args) => {
+    expect(await canI(watcher, args)).toBe("no");
+  });
+});
