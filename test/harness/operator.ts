@@ -63,7 +63,12 @@ export async function startServe(opts: ServeOptions = {}): Promise<ServeProcess>
   if (!tls) {
     tmp = mkdtempSync(path.join(os.tmpdir(), "edge-serve-"));
     const ca = createCa({ commonName: "edge-operator-test-ca" });
-    const pair = issueCertificate(ca, { commonName: "127.0.0.1", dnsNames: ["localhost"], ips: ["127.0.0.1"], usage: "server" });
+    const pair = issueCertificate(ca, {
+      commonName: "127.0.0.1",
+      dnsNames: ["localhost"],
+      ips: ["127.0.0.1"],
+      usage: "server",
+    });
     const certFile = path.join(tmp, "tls.crt");
     const keyFile = path.join(tmp, "tls.key");
     writeFileSync(certFile, pair.cert);
@@ -75,10 +80,24 @@ export async function startServe(opts: ServeOptions = {}): Promise<ServeProcess>
   const proc = supervise(
     "serve",
     process.execPath,
-    [CLI, "serve", "--listen", `127.0.0.1:${port}`, "--tls-cert", tls.certFile, "--tls-key", tls.keyFile, ...(opts.args ?? [])],
+    [
+      CLI,
+      "serve",
+      "--listen",
+      `127.0.0.1:${port}`,
+      "--tls-cert",
+      tls.certFile,
+      "--tls-key",
+      tls.keyFile,
+      ...(opts.args ?? []),
+    ],
     {
       env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", ...opts.env },
-      logFile: opts.logFile ?? (process.env.EDGE_TEST_LOG_DIR ? path.join(process.env.EDGE_TEST_LOG_DIR, `serve-${port}.log`) : undefined),
+      logFile:
+        opts.logFile ??
+        (process.env.EDGE_TEST_LOG_DIR
+          ? path.join(process.env.EDGE_TEST_LOG_DIR, `serve-${port}.log`)
+          : undefined),
     },
   );
   const url = `https://127.0.0.1:${port}`;
@@ -88,7 +107,8 @@ export async function startServe(opts: ServeOptions = {}): Promise<ServeProcess>
   await waitFor(
     "edge-operator serve /readyz",
     async () => {
-      if (exited !== undefined) throw new Error(`serve exited with code ${exited}:\n${proc.output().slice(-3000)}`);
+      if (exited !== undefined)
+        throw new Error(`serve exited with code ${exited}:\n${proc.output().slice(-3000)}`);
       return (await httpsStatus(`${url}/readyz`, caPem)) === 200 ? true : undefined;
     },
     30_000,

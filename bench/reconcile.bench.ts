@@ -1,0 +1,294 @@
+// The reconcile at scale, on a real control plane with the server and the
+// watcher as processes (memory data plane):
+//  1. N routes exist, the watcher starts: wall time until all are
+//     Programmed=True, against a floor measured in the same run (N status merge
+//     patches straight to the same apiserver, same concurrency, no logic);
+//     data-plane pushes during that burst.
+//  2. A resync of N unchanged routes (a watcher restart enqueues every key):
+//     pushes and status writes before and after.
+//  3. Resident memory of the server and the watcher with BIG routes.
+// Snapshot build against serialization is bench/snapshot-build.ts.
+//
+//   RUNS=3 N=1000 BIG=10000 npm run bench:reconcile
+
+import { readFileSync } from "node:fs";
+import os from "node:os";
+import { startControlPlane, type ControlPlane } from "../test/harness/control-plane.js";
+import { httpsJson, startOperatorStack, type OperatorStack } from "../test/harness/operator-stack.js";
+import { sleep, waitFor } from "../test/harness/process.js";
+import { kubeClient, type KubeClient } from "../src/watcher/kube-http.js";
+import { fmt, summarize } from "./stats.js";
+
+const RUNS = Number(process.env.RUNS ?? 3);
+const N = Number(process.env.N ?? 1000);
+const BIG = Number(process.env.BIG ?? 10000);
+const CONCURRENCY = 32;
+const NS = "bench";
+const ROUTES = `/apis/net.10xdev.io/v2/namespaces/${NS}/edgeroutes`;
+
+async function pool<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < items.length) await fn(items[next++] as T);
+    }),
+  );
+}
+
+function route(i: number) {
+  return {
+    apiVersion: "net.10xdev.io/v2",
+    kind: "EdgeRoute",
+    metadata: { name: `r-${i}`, namespace: NS },
+    spec: {
+      hostnames: [`h${i % 50}.example.com`],
+      rules: [
+        {
+          matches: [{ path: { type: "PathPrefix", value: `/r/${i}` } }],
+          backends: [{ name: "checkout", port: 8080 }],
+        },
+      ],
+    },
+  };
+}
+
+async function createRoutes(kube: KubeClient, n: number): Promise<void> {
+  await kube.json("POST", "/api/v1/namespaces", { body: { metadata: { name: NS } } }).catch(() => undefined);
+  await kube
+    .json("POST", `/api/v1/namespaces/${NS}/services`, {
+      body: { metadata: { name: "checkout" }, spec: { ports: [{ name: "http", port: 8080 }] } },
+    })
+    .catch(() => undefined);
+  await pool(
+    Array.from({ length: n }, (_, i) => i),
+    16,
+    async (i) => {
+      await kube.json("POST", ROUTES, { body: route(i), timeoutMs: 60_000 });
+    },
+  );
+}
+
+async function metric(stack: OperatorStack, name: string): Promise<number> {
+  const r = await httpsJson(`${stack.serve.url}/metrics`, stack.serve.caPem, "GET");
+  let sum = 0;
+  for (const line of String(r.body).split("\n"))
+    if (line.startsWith(name)) sum += Number(line.split(" ").pop());
+  return sum;
+}
+
+interface Listed {
+  items: {
+    metadata: { name: string; resourceVersion: string };
+    status?: { conditions?: { type: string; status: string }[] };
+  }[];
+}
+
+async function countProgrammed(kube: KubeClient): Promise<number> {
+  const list = await kube.json<Listed>("GET", ROUTES, { timeoutMs: 120_000 });
+  return list.items.filter((r) =>
+    r.status?.conditions?.some((c) => c.type === "Programmed" && c.status === "True"),
+  ).length;
+}
+
+function rssMiB(pid: number | undefined): number {
+  if (pid === undefined) return NaN;
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) / 1024 : NaN;
+}
+
+/** The real process under a supervisor: its only child that is node. */
+function childPid(supervisorPid: number | undefined): number | undefined {
+  if (supervisorPid === undefined) return undefined;
+  const kids = readFileSync(`/proc/${supervisorPid}/task/${supervisorPid}/children`, "utf8")
+    .trim()
+    .split(/\s+/)
+    .map(Number);
+  return kids.find((k) => readFileSync(`/proc/${k}/cmdline`, "utf8").includes("main.js"));
+}
+
+async function floorStatusPatches(kube: KubeClient, n: number): Promise<number> {
+  const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
+  const start = process.hrtime.bigint();
+  await pool(
+    Array.from({ length: n }, (_, i) => i),
+    CONCURRENCY,
+    async (i) => {
+      await kube.json("PATCH", `${ROUTES}/r-${i}/status`, {
+        contentType: "application/merge-patch+json",
+        body: {
+          status: {
+            observedGeneration: 1,
+            conditions: [
+              {
+                type: "Accepted",
+                status: "True",
+                reason: "Valid",
+                message: "floor",
+                observedGeneration: 1,
+                lastTransitionTime: now,
+              },
+              {
+                type: "Programmed",
+                status: "True",
+                reason: "Synced",
+                message: "floor",
+                observedGeneration: 1,
+                lastTransitionTime: now,
+              },
+            ],
+          },
+        },
+        timeoutMs: 60_000,
+      });
+    },
+  );
+  return Number(process.hrtime.bigint() - start) / 1e9;
+}
+
+interface RunFigures {
+  converge: number;
+  floor: number;
+  pushes: number;
+  resyncPushes: number;
+  resyncWrites: number;
+}
+
+async function burstRun(): Promise<RunFigures> {
+  const cp: ControlPlane = await startControlPlane();
+  const stack = await startOperatorStack(cp, { watcher: false, watchArgs: ["--resync", "0"] });
+  try {
+    const kube = kubeClient(cp.kubeConfig());
+    await createRoutes(kube, N);
+    const pushes0 = (await stack.dataPlane()).pushes;
+    const start = process.hrtime.bigint();
+    const w = stack.startWatcher(["--no-leader-elect", "--identity", "bench"]);
+    await waitFor(
+      "status writes to reach N",
+      async () => ((await metric(stack, "edge_operator_status_writes_total")) >= N ? true : undefined),
+      600_000,
+      50,
+    );
+    const converge = Number(process.hrtime.bigint() - start) / 1e9;
+    const programmed = await countProgrammed(kube);
+    if (programmed !== N) throw new Error(`only ${programmed} of ${N} routes are Programmed`);
+    const pushes = (await stack.dataPlane()).pushes - pushes0;
+
+    // Resync: a fresh watcher enqueues every route key and the snapshot key.
+    await sleep(2000);
+    await w.stop();
+    const writes1 = await metric(stack, "edge_operator_status_writes_total");
+    const pushes1 = (await stack.dataPlane()).pushes;
+    const calls1 = await metric(stack, 'edge_operator_reconcile_duration_seconds_count{kind="route"');
+    const w2 = stack.startWatcher(["--no-leader-elect", "--identity", "bench-2"]);
+    await waitFor(
+      "the resync to reconcile every route key",
+      async () =>
+        (await metric(stack, 'edge_operator_reconcile_duration_seconds_count{kind="route"')) - calls1 >= N
+          ? true
+          : undefined,
+      600_000,
+      100,
+    );
+    await sleep(2000);
+    const resyncWrites = (await metric(stack, "edge_operator_status_writes_total")) - writes1;
+    const resyncPushes = (await stack.dataPlane()).pushes - pushes1;
+    await w2.stop();
+
+    const floor = await floorStatusPatches(kube, N);
+    return { converge, floor, pushes, resyncPushes, resyncWrites };
+  } finally {
+    await stack.stop();
+    await cp.stop();
+  }
+}
+
+/** Routes created while the watcher runs: pushes during the burst, and time past the last create. */
+async function liveBurstRun(): Promise<{
+  create: number;
+  converge: number;
+  pushes: number;
+  snapshots: number;
+}> {
+  const cp = await startControlPlane();
+  const stack = await startOperatorStack(cp, { watchArgs: ["--resync", "0", "--no-leader-elect"] });
+  try {
+    const kube = kubeClient(cp.kubeConfig());
+    const snaps0 = await metric(stack, 'edge_operator_reconcile_duration_seconds_count{kind="snapshot"');
+    const start = process.hrtime.bigint();
+    await createRoutes(kube, N);
+    const create = Number(process.hrtime.bigint() - start) / 1e9;
+    await waitFor(
+      "status writes to reach N",
+      async () => ((await metric(stack, "edge_operator_status_writes_total")) >= N ? true : undefined),
+      600_000,
+      50,
+    );
+    const converge = Number(process.hrtime.bigint() - start) / 1e9;
+    const programmed = await countProgrammed(kube);
+    if (programmed !== N) throw new Error(`only ${programmed} of ${N} routes are Programmed`);
+    const snapshots =
+      (await metric(stack, 'edge_operator_reconcile_duration_seconds_count{kind="snapshot"')) - snaps0;
+    return { create, converge, pushes: (await stack.dataPlane()).pushes, snapshots };
+  } finally {
+    await stack.stop();
+    await cp.stop();
+  }
+}
+
+async function memoryRun(): Promise<{ server: number; watcher: number; converge: number }> {
+  const cp = await startControlPlane();
+  const stack = await startOperatorStack(cp, { watcher: false, watchArgs: ["--resync", "0"] });
+  try {
+    const kube = kubeClient(cp.kubeConfig());
+    await createRoutes(kube, BIG);
+    const start = process.hrtime.bigint();
+    const w = stack.startWatcher(["--no-leader-elect", "--identity", "bench-big"]);
+    await waitFor(
+      "status writes to reach BIG",
+      async () => ((await metric(stack, "edge_operator_status_writes_total")) >= BIG ? true : undefined),
+      1_800_000,
+      500,
+    );
+    const converge = Number(process.hrtime.bigint() - start) / 1e9;
+    await sleep(3000);
+    const server = rssMiB(childPid(stack.serve.process.child.pid));
+    const watcher = rssMiB(childPid(w.child.pid));
+    return { server, watcher, converge };
+  } finally {
+    await stack.stop();
+    await cp.stop();
+  }
+}
+
+const runs: RunFigures[] = [];
+for (let i = 0; i < RUNS; i++) {
+  const r = await burstRun();
+  runs.push(r);
+  process.stderr.write(`run ${i + 1}/${RUNS}: ${JSON.stringify(r)} ratio ${fmt(r.converge / r.floor)}\n`);
+}
+const ratio = summarize(runs.map((r) => r.converge / r.floor));
+const converge = summarize(runs.map((r) => r.converge));
+const floor = summarize(runs.map((r) => r.floor));
+console.log(`machine: ${os.cpus().length} cores, load ${fmt(os.loadavg()[0] ?? NaN)}`);
+console.log(
+  `${N} routes → all Programmed: p50 ${fmt(converge.p50)} s (min ${fmt(converge.min)}, max ${fmt(converge.max)}); floor ${N} status patches p50 ${fmt(floor.p50)} s; ratio p50 ${fmt(ratio.p50)} (min ${fmt(ratio.min)}, max ${fmt(ratio.max)})`,
+);
+console.log(`pushes during the burst: ${runs.map((r) => r.pushes).join(", ")}`);
+console.log(
+  `resync of ${N} unchanged routes: pushes ${runs.map((r) => r.resyncPushes).join(", ")}; status writes ${runs.map((r) => r.resyncWrites).join(", ")}`,
+);
+const live: Awaited<ReturnType<typeof liveBurstRun>>[] = [];
+for (let i = 0; i < RUNS; i++) {
+  const r = await liveBurstRun();
+  live.push(r);
+  process.stderr.write(`live run ${i + 1}/${RUNS}: ${JSON.stringify(r)}\n`);
+}
+console.log(
+  `${N} routes created while the watcher runs: creates took ${live.map((r) => fmt(r.create, 1)).join(", ")} s; all Programmed at ${live.map((r) => fmt(r.converge, 1)).join(", ")} s; snapshot reconciles ${live.map((r) => r.snapshots).join(", ")}; data-plane pushes ${live.map((r) => r.pushes).join(", ")}`,
+);
+if (BIG > 0) {
+  const m = await memoryRun();
+  console.log(
+    `${BIG} routes: converged in ${fmt(m.converge)} s; RSS server ${fmt(m.server, 1)} MiB, watcher ${fmt(m.watcher, 1)} MiB`,
+  );
+}
