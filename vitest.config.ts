@@ -6,7 +6,8 @@ import { defineConfig } from "vitest/config";
 const hasGo = spawnSync("go", ["version"], { stdio: "ignore" }).status === 0;
 const skipIntegration = !hasGo && !process.env.CI;
 if (skipIntegration) {
-  const line = "!!! SKIPPING INTEGRATION TESTS: Go is not installed, and the test control plane is built from Go modules. Install Go 1.26+ to run them. !!!";
+  const line =
+    "!!! SKIPPING INTEGRATION TESTS: Go is not installed, and the test control plane is built from Go modules. Install Go 1.26+ to run them. !!!";
   process.stderr.write(`\n${line}\n\n`);
 }
 

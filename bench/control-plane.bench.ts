@@ -15,6 +15,14 @@ for (let i = 0; i < runs; i++) {
 }
 const s = summarize(samples);
 console.log(
-  JSON.stringify({ bench: "control-plane-start", unit: "s", cpus: os.cpus().length, load: os.loadavg()[0], ...s }),
+  JSON.stringify({
+    bench: "control-plane-start",
+    unit: "s",
+    cpus: os.cpus().length,
+    load: os.loadavg()[0],
+    ...s,
+  }),
 );
-console.log(`start to ready over ${s.n} runs: min ${fmt(s.min)} s, p50 ${fmt(s.p50)} s, p90 ${fmt(s.p90)} s, max ${fmt(s.max)} s`);
+console.log(
+  `start to ready over ${s.n} runs: min ${fmt(s.min)} s, p50 ${fmt(s.p50)} s, p90 ${fmt(s.p90)} s, max ${fmt(s.max)} s`,
+);

@@ -51,7 +51,13 @@ function route(i: number): object {
       apiVersion: `${GROUP}/v1`,
       kind: KIND,
       metadata: { name, namespace },
-      spec: { host: `${name}.example.com`, pathPrefix: `/p${i}`, service: "web", port: 8080, timeoutSeconds: 15 },
+      spec: {
+        host: `${name}.example.com`,
+        pathPrefix: `/p${i}`,
+        service: "web",
+        port: 8080,
+        timeoutSeconds: 15,
+      },
     };
   }
   return {
@@ -62,7 +68,9 @@ function route(i: number): object {
       hostnames: [`${name}.example.com`, `www.${name}.example.com`],
       rules: [
         {
-          matches: [{ path: { type: "Exact", value: `/v2/${i}` }, headers: [{ name: "x-canary", value: "1" }] }],
+          matches: [
+            { path: { type: "Exact", value: `/v2/${i}` }, headers: [{ name: "x-canary", value: "1" }] },
+          ],
           backends: [
             { name: "web", port: 8080, weight: 90 },
             { name: "web-canary", port: 8080, weight: 10 },
@@ -84,7 +92,8 @@ async function storedCounts(cp: ControlPlane): Promise<Record<string, number>> {
   const body = (await res.json()) as { kvs?: { value: string }[] };
   const out: Record<string, number> = {};
   for (const kv of body.kvs ?? []) {
-    const v = (JSON.parse(Buffer.from(kv.value, "base64").toString("utf8")) as { apiVersion: string }).apiVersion;
+    const v = (JSON.parse(Buffer.from(kv.value, "base64").toString("utf8")) as { apiVersion: string })
+      .apiVersion;
     out[v] = (out[v] ?? 0) + 1;
   }
   return out;
@@ -97,13 +106,24 @@ async function expectStored(cp: ControlPlane, version: Version, what: string): P
   }
 }
 
-async function setStorage(cp: ControlPlane, serve: ServeProcess, client: KubeClient, version: Version): Promise<void> {
-  const crd = buildCrd({ storageVersion: version, conversion: { url: `${serve.url}/convert`, caBundle: serve.caBundle } });
+async function setStorage(
+  cp: ControlPlane,
+  serve: ServeProcess,
+  client: KubeClient,
+  version: Version,
+): Promise<void> {
+  const crd = buildCrd({
+    storageVersion: version,
+    conversion: { url: `${serve.url}/convert`, caBundle: serve.caBundle },
+  });
   const r = await cp.kubectl(["apply", "-f", "-"], { input: toYaml(crd) });
   if (r.code !== 0) throw new Error(`kubectl apply crd: ${r.stderr}`);
   const want = storageVersionHash(GROUP, version, KIND);
-  for (const deadline = Date.now() + 60_000; ; ) {
-    const d = await client.json<{ resources: { name: string; storageVersionHash?: string }[] }>("GET", `/apis/${GROUP}/${version}`);
+  for (const deadline = Date.now() + 60_000; ;) {
+    const d = await client.json<{ resources: { name: string; storageVersionHash?: string }[] }>(
+      "GET",
+      `/apis/${GROUP}/${version}`,
+    );
     if (d.resources.find((x) => x.name === PLURAL)?.storageVersionHash === want) return;
     if (Date.now() > deadline) throw new Error(`discovery never showed storage ${version}`);
     await new Promise((res) => setTimeout(res, 100));
@@ -116,14 +136,22 @@ async function directWrites(client: KubeClient, version: Version): Promise<numbe
   const items: Listed[] = [];
   let cont: string | undefined;
   do {
-    const page = await client.json<{ metadata: { continue?: string }; items: Listed[] }>("GET", `/apis/${GROUP}/${version}/${PLURAL}`, {
-      query: { limit: PAGE, continue: cont },
-    });
+    const page = await client.json<{ metadata: { continue?: string }; items: Listed[] }>(
+      "GET",
+      `/apis/${GROUP}/${version}/${PLURAL}`,
+      {
+        query: { limit: PAGE, continue: cont },
+      },
+    );
     items.push(...page.items);
     cont = page.metadata.continue;
   } while (cont);
   await pool(items, CONCURRENCY, (o) =>
-    client.json("PUT", `/apis/${GROUP}/${version}/namespaces/${o.metadata.namespace}/${PLURAL}/${o.metadata.name}`, { body: o }),
+    client.json(
+      "PUT",
+      `/apis/${GROUP}/${version}/namespaces/${o.metadata.namespace}/${PLURAL}/${o.metadata.name}`,
+      { body: o },
+    ),
   );
   return (performance.now() - t0) / 1000;
 }
@@ -134,7 +162,16 @@ function migrateCli(kubeconfig: string): Promise<{ seconds: number; line: string
     const t0 = performance.now();
     const child = spawn(
       process.execPath,
-      [CLI, "migrate", "--kubeconfig", kubeconfig, "--concurrency", String(CONCURRENCY), "--page-size", String(PAGE)],
+      [
+        CLI,
+        "migrate",
+        "--kubeconfig",
+        kubeconfig,
+        "--concurrency",
+        String(CONCURRENCY),
+        "--page-size",
+        String(PAGE),
+      ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
     let out = "";
@@ -156,14 +193,17 @@ async function main(): Promise<void> {
   try {
     await registerOperator(cp, serve);
     const client = kubeClient(cp.kubeConfig());
-    for (const ns of NAMESPACES) await client.json("POST", "/api/v1/namespaces", { body: { metadata: { name: ns } } });
+    for (const ns of NAMESPACES)
+      await client.json("POST", "/api/v1/namespaces", { body: { metadata: { name: ns } } });
     const t0 = performance.now();
     await pool(
       Array.from({ length: N }, (_, i) => i),
       CONCURRENCY,
       (i) => {
         const o = route(i) as { apiVersion: string; metadata: { namespace: string } };
-        return client.json("POST", `/apis/${o.apiVersion}/namespaces/${o.metadata.namespace}/${PLURAL}`, { body: o });
+        return client.json("POST", `/apis/${o.apiVersion}/namespaces/${o.metadata.namespace}/${PLURAL}`, {
+          body: o,
+        });
       },
     );
     process.stderr.write(`created ${N} routes in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`);
@@ -201,12 +241,15 @@ async function main(): Promise<void> {
             "GET",
             `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`,
           );
-          if (stored.status.storedVersions.join() !== "v2") throw new Error(`storedVersions ${stored.status.storedVersions.join()}`);
+          if (stored.status.storedVersions.join() !== "v2")
+            throw new Error(`storedVersions ${stored.status.storedVersions.join()}`);
         }
         await expectStored(cp, "v2", which);
       }
       ratios.push(m / d);
-      process.stderr.write(`run ${run + 1}/${RUNS}: direct ${(N / d).toFixed(0)}/s, migrate ${(N / m).toFixed(0)}/s, time ratio ${(m / d).toFixed(2)}×\n`);
+      process.stderr.write(
+        `run ${run + 1}/${RUNS}: direct ${(N / d).toFixed(0)}/s, migrate ${(N / m).toFixed(0)}/s, time ratio ${(m / d).toFixed(2)}×\n`,
+      );
     }
 
     const row = (name: string, xs: number[]) => {

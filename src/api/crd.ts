@@ -68,7 +68,14 @@ export interface CustomResourceDefinition {
   spec: {
     group: string;
     scope: "Namespaced";
-    names: { plural: string; singular: string; kind: string; listKind: string; shortNames: string[]; categories: string[] };
+    names: {
+      plural: string;
+      singular: string;
+      kind: string;
+      listKind: string;
+      shortNames: string[];
+      categories: string[];
+    };
     versions: CrdVersion[];
     conversion?: {
       strategy: "Webhook";

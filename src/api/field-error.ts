@@ -1,7 +1,14 @@
 // Field errors in the shape Kubernetes API machinery prints them:
 // `spec.rules[0].backends[1].port: Invalid value: 70000: must be between 1 and 65535`.
 
-export type FieldErrorType = "Required value" | "Invalid value" | "Unsupported value" | "Duplicate value" | "Too many" | "Too long" | "Forbidden";
+export type FieldErrorType =
+  | "Required value"
+  | "Invalid value"
+  | "Unsupported value"
+  | "Duplicate value"
+  | "Too many"
+  | "Too long"
+  | "Forbidden";
 
 export interface FieldError {
   readonly path: string;
@@ -32,8 +39,15 @@ export class FieldPath {
   }
 }
 
-export function fieldError(path: FieldPath | string, type: FieldErrorType, detail: string, value?: unknown): FieldError {
-  return value === undefined ? { path: String(path), type, detail } : { path: String(path), type, value, detail };
+export function fieldError(
+  path: FieldPath | string,
+  type: FieldErrorType,
+  detail: string,
+  value?: unknown,
+): FieldError {
+  return value === undefined
+    ? { path: String(path), type, detail }
+    : { path: String(path), type, value, detail };
 }
 
 function showValue(value: unknown): string {

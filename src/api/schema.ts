@@ -120,7 +120,11 @@ export const specV2Schema: Schema = {
                   type: "object",
                   required: ["value"],
                   properties: {
-                    type: { type: "string", enum: ["PathPrefix", "Exact"], description: "Defaults to PathPrefix." },
+                    type: {
+                      type: "string",
+                      enum: ["PathPrefix", "Exact"],
+                      description: "Defaults to PathPrefix.",
+                    },
                     value: path,
                   },
                 },
@@ -195,9 +199,19 @@ export const statusSchema: Schema = {
         type: "object",
         required: ["type", "status", "reason", "message", "lastTransitionTime"],
         properties: {
-          type: { type: "string", maxLength: 316, pattern: "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$" },
+          type: {
+            type: "string",
+            maxLength: 316,
+            pattern:
+              "^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$",
+          },
           status: { type: "string", enum: ["True", "False", "Unknown"] },
-          reason: { type: "string", minLength: 1, maxLength: 1024, pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$" },
+          reason: {
+            type: "string",
+            minLength: 1,
+            maxLength: 1024,
+            pattern: "^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$",
+          },
           message: { type: "string", maxLength: 32768 },
           observedGeneration: { type: "integer", minimum: 0 },
           lastTransitionTime: { type: "string", format: "date-time" },

@@ -40,12 +40,20 @@ async function releaseOne(
       break;
     } catch (e) {
       if (!(e instanceof KubeError) || (e.status !== 409 && e.status !== 422) || attempt >= 5) throw e;
-      const fresh = await new ClusterReader(kube).getRoute(route.metadata.namespace ?? "", route.metadata.name ?? "");
+      const fresh = await new ClusterReader(kube).getRoute(
+        route.metadata.namespace ?? "",
+        route.metadata.name ?? "",
+      );
       if (!fresh || !hasFinalizer(fresh)) return "none";
       route = fresh;
     }
   }
-  await events.record(route, "Warning", "FinalizerReleasedByHand", `finalizer ${FINALIZER} removed by hand: ${reason}`);
+  await events.record(
+    route,
+    "Warning",
+    "FinalizerReleasedByHand",
+    `finalizer ${FINALIZER} removed by hand: ${reason}`,
+  );
   return "released";
 }
 
@@ -59,7 +67,8 @@ export const finalizerCommand: Command = {
       process.stdout.write(help);
       return sub === undefined ? 2 : 0;
     }
-    if (sub !== "release") throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}; the only one is 'release'`);
+    if (sub !== "release")
+      throw new UsageError(`unknown subcommand ${JSON.stringify(sub)}; the only one is 'release'`);
     const { values, positionals } = parseArgs({
       args: rest,
       options: {
@@ -75,8 +84,9 @@ export const finalizerCommand: Command = {
       process.stdout.write(help);
       return 0;
     }
-    if (!values.reason?.trim()) throw new UsageError("--reason is required: say why the finalizer is removed by hand");
-    if (values.all === (positionals.length > 0)) throw new UsageError("give either NAMESPACE/NAME or --all");
+    if (!values.reason?.trim())
+      throw new UsageError("--reason is required: say why the finalizer is removed by hand");
+    if (values.all === positionals.length > 0) throw new UsageError("give either NAMESPACE/NAME or --all");
     if (positionals.length > 1) throw new UsageError("give one NAMESPACE/NAME");
     const kc = loadKubeConfig(values.kubeconfig);
     if (!kc) throw new UsageError("no cluster access: pass --kubeconfig or set KUBECONFIG");
@@ -99,7 +109,11 @@ export const finalizerCommand: Command = {
       return 1;
     }
     const out = await releaseOne(kube, route, values.reason);
-    process.stdout.write(out === "released" ? `edgeroute ${key}: finalizer ${FINALIZER} released\n` : `edgeroute ${key}: has no ${FINALIZER} finalizer; nothing to do\n`);
+    process.stdout.write(
+      out === "released"
+        ? `edgeroute ${key}: finalizer ${FINALIZER} released\n`
+        : `edgeroute ${key}: has no ${FINALIZER} finalizer; nothing to do\n`,
+    );
     return 0;
   },
 };

@@ -31,7 +31,9 @@ export async function main(argv: string[]): Promise<number> {
   }
   const cmd = commands.find((c) => c.name === name);
   if (!cmd) {
-    process.stderr.write(`edge-operator: unknown command ${JSON.stringify(name)}; run 'edge-operator --help'\n`);
+    process.stderr.write(
+      `edge-operator: unknown command ${JSON.stringify(name)}; run 'edge-operator --help'\n`,
+    );
     return 2;
   }
   try {
@@ -39,7 +41,8 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     const e = err as Error & { code?: string };
     // parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes: those are usage errors too.
-    const isUsage = err instanceof UsageError || (typeof e.code === "string" && e.code.startsWith("ERR_PARSE_ARGS"));
+    const isUsage =
+      err instanceof UsageError || (typeof e.code === "string" && e.code.startsWith("ERR_PARSE_ARGS"));
     process.stderr.write(`edge-operator ${name}: ${e.message.split("\n")[0]}\n`);
     return isUsage ? 2 : 1;
   }

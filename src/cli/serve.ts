@@ -71,11 +71,14 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     throw new UsageError("--tls-cert and --tls-key are required (or --cert-secret)");
   }
   const limit = Number(values["convert-body-limit"]);
-  if (!Number.isFinite(limit) || limit <= 0) throw new UsageError("--convert-body-limit must be a positive number of MiB");
+  if (!Number.isFinite(limit) || limit <= 0)
+    throw new UsageError("--convert-body-limit must be a positive number of MiB");
   parseListen(values.listen);
   const dataPlane = values.dataplane as DataPlaneKind;
   if (!DATA_PLANES.includes(dataPlane)) {
-    throw new UsageError(`--dataplane must be one of ${DATA_PLANES.join(", ")}, got ${JSON.stringify(values.dataplane)}`);
+    throw new UsageError(
+      `--dataplane must be one of ${DATA_PLANES.join(", ")}, got ${JSON.stringify(values.dataplane)}`,
+    );
   }
   return {
     dataPlane,

@@ -36,7 +36,13 @@ export interface MigrateOptions {
 }
 
 export type MigrateOutcome =
-  | { readonly kind: "migrated"; readonly plan: MigrationPlan; readonly tally: Tally; readonly seconds: number; readonly line: string }
+  | {
+      readonly kind: "migrated";
+      readonly plan: MigrationPlan;
+      readonly tally: Tally;
+      readonly seconds: number;
+      readonly line: string;
+    }
   | { readonly kind: "already"; readonly plan: MigrationPlan; readonly line: string }
   | { readonly kind: "dry-run"; readonly plan: MigrationPlan; readonly count: number; readonly line: string };
 
@@ -82,7 +88,11 @@ async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** Runs `fn` over `items` with at most `limit` in flight; the first failure stops new starts and is thrown. */
-async function eachConcurrently<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+async function eachConcurrently<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   let failed = false;
   const worker = async (): Promise<void> => {
@@ -107,7 +117,8 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
 
   const readCrd = (): Promise<Crd> =>
     withRetry(() => client.json<Crd>("GET", `${CRD_PATH}/${opts.crdName}`)).catch((err: unknown) => {
-      if (statusOf(err) === 404) throw new MigrationError(`CRD ${opts.crdName} not found: install the chart first`);
+      if (statusOf(err) === 404)
+        throw new MigrationError(`CRD ${opts.crdName} not found: install the chart first`);
       throw err;
     });
   const mustPlan = (crd: Crd): MigrationPlan => {
@@ -122,7 +133,11 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
   const base = `/apis/${group}/${storageVersion}`;
 
   const listPage = (cont: string | undefined): Promise<ObjectList> =>
-    withRetry(() => client.json<ObjectList>("GET", `${base}/${plural}`, { query: { limit: opts.pageSize, continue: cont } }));
+    withRetry(() =>
+      client.json<ObjectList>("GET", `${base}/${plural}`, {
+        query: { limit: opts.pageSize, continue: cont },
+      }),
+    );
 
   let restarts = 0;
   /** Pages of every object; the next page is fetched while this one is written. */
@@ -174,7 +189,8 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
   let lastReport = { count: 0, at: performance.now() };
   const report = (): void => {
     const now = performance.now();
-    if (written.size - lastReport.count < opts.progressEvery && now - lastReport.at < opts.progressIntervalMs) return;
+    if (written.size - lastReport.count < opts.progressEvery && now - lastReport.at < opts.progressIntervalMs)
+      return;
     lastReport = { count: written.size, at: now };
     opts.log(progressLine(plan, written.size, estimatedTotal, elapsed()));
   };
@@ -183,7 +199,8 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
     const ns = o.metadata.namespace;
     return `${base}/${ns ? `namespaces/${encodeURIComponent(ns)}/` : ""}${plural}/${encodeURIComponent(o.metadata.name)}`;
   };
-  const keyOf = (o: ListedObject): string => o.metadata.uid ?? `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+  const keyOf = (o: ListedObject): string =>
+    o.metadata.uid ?? `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
 
   /**
    * The no-op write: the object as read, in the storage version, with its
@@ -206,7 +223,9 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
         }
         if (why !== "reread" || reread >= MAX_REREADS) {
           const where = `${current.metadata.namespace ?? ""}/${current.metadata.name}`;
-          throw new MigrationError(`rewriting ${plan.kind} ${where} failed: ${(err as Error).message.split("\n")[0]}`);
+          throw new MigrationError(
+            `rewriting ${plan.kind} ${where} failed: ${(err as Error).message.split("\n")[0]}`,
+          );
         }
         conflicts++;
         try {
@@ -243,7 +262,11 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
       );
     }
     try {
-      await withRetry(() => client.json("PUT", `${CRD_PATH}/${opts.crdName}/status`, { body: withTrimmedStoredVersions(now, again) }));
+      await withRetry(() =>
+        client.json("PUT", `${CRD_PATH}/${opts.crdName}/status`, {
+          body: withTrimmedStoredVersions(now, again),
+        }),
+      );
       break;
     } catch (err) {
       if (statusOf(err) !== 409 || attempt >= MAX_REREADS) throw err;
@@ -264,16 +287,24 @@ interface ApiResourceList {
  * informer sees the change. Discovery publishes the hash of the version it
  * writes; writing before it shows the new one could store the old version again.
  */
-async function waitForStorageVersion(client: KubeClient, plan: MigrationPlan, opts: MigrateOptions): Promise<void> {
+async function waitForStorageVersion(
+  client: KubeClient,
+  plan: MigrationPlan,
+  opts: MigrateOptions,
+): Promise<void> {
   const want = storageVersionHash(plan.group, plan.storageVersion, plan.kind);
   const deadline = performance.now() + opts.discoveryTimeoutMs;
   let seen: string | undefined;
   for (;;) {
-    const list = await withRetry(() => client.json<ApiResourceList>("GET", `/apis/${plan.group}/${plan.storageVersion}`));
+    const list = await withRetry(() =>
+      client.json<ApiResourceList>("GET", `/apis/${plan.group}/${plan.storageVersion}`),
+    );
     const resource = list.resources?.find((r) => r.name === plan.plural);
     seen = resource?.storageVersionHash;
     if (resource && seen === undefined) {
-      opts.log(`migrate: warning: discovery shows no storageVersionHash for ${plan.plural}; not waiting for it`);
+      opts.log(
+        `migrate: warning: discovery shows no storageVersionHash for ${plan.plural}; not waiting for it`,
+      );
       return;
     }
     if (seen === want) return;

@@ -45,12 +45,18 @@ describe("planMigration", () => {
 
   it("refuses a CRD without exactly one storage version, or one that does not serve it", () => {
     const base = crd("v2", ["v1", "v2"]);
-    const none = { ...base, spec: { ...base.spec, versions: base.spec.versions.map((v) => ({ ...v, storage: false })) } };
+    const none = {
+      ...base,
+      spec: { ...base.spec, versions: base.spec.versions.map((v) => ({ ...v, storage: false })) },
+    };
     expect(planMigration(none)).toEqual({
       ok: false,
       reason: "CRD edgeroutes.net.10xdev.io has 0 storage versions, expected exactly one",
     });
-    const unserved = { ...base, spec: { ...base.spec, versions: base.spec.versions.map((v) => ({ ...v, served: false })) } };
+    const unserved = {
+      ...base,
+      spec: { ...base.spec, versions: base.spec.versions.map((v) => ({ ...v, served: false })) },
+    };
     expect(planMigration(unserved)).toEqual({
       ok: false,
       reason: "CRD edgeroutes.net.10xdev.io: the storage version v2 is not served",
@@ -59,15 +65,21 @@ describe("planMigration", () => {
 
   it("for any storedVersions, the trimmed list is the storage version alone and the stale list is the rest", () => {
     fc.assert(
-      fc.property(fc.constantFrom("v1" as const, "v2" as const), fc.uniqueArray(fc.constantFrom("v1", "v2")), (storage, stored) => {
-        const plan = planOf(crd(storage, stored));
-        expect(plan.trimmedStoredVersions).toEqual([storage]);
-        expect([...plan.stale, ...(stored.includes(storage) ? [storage] : [])].sort()).toEqual([...stored].sort());
-        const trimmed = withTrimmedStoredVersions(crd(storage, stored), plan);
-        expect(trimmed.status?.storedVersions).toEqual([storage]);
-        // The CRD as read is left alone: its resourceVersion and spec travel as the precondition.
-        expect(trimmed.spec).toEqual(crd(storage, stored).spec);
-      }),
+      fc.property(
+        fc.constantFrom("v1" as const, "v2" as const),
+        fc.uniqueArray(fc.constantFrom("v1", "v2")),
+        (storage, stored) => {
+          const plan = planOf(crd(storage, stored));
+          expect(plan.trimmedStoredVersions).toEqual([storage]);
+          expect([...plan.stale, ...(stored.includes(storage) ? [storage] : [])].sort()).toEqual(
+            [...stored].sort(),
+          );
+          const trimmed = withTrimmedStoredVersions(crd(storage, stored), plan);
+          expect(trimmed.status?.storedVersions).toEqual([storage]);
+          // The CRD as read is left alone: its resourceVersion and spec travel as the precondition.
+          expect(trimmed.spec).toEqual(crd(storage, stored).spec);
+        },
+      ),
     );
   });
 });

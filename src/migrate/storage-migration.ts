@@ -6,11 +6,19 @@ import { createHash } from "node:crypto";
 
 /** The parts of a CustomResourceDefinition that migration reads. */
 export interface CrdStorageView {
-  readonly metadata: { readonly name?: string; readonly resourceVersion?: string; readonly generation?: number };
+  readonly metadata: {
+    readonly name?: string;
+    readonly resourceVersion?: string;
+    readonly generation?: number;
+  };
   readonly spec: {
     readonly group: string;
     readonly names: { readonly kind: string; readonly plural: string };
-    readonly versions: readonly { readonly name: string; readonly served: boolean; readonly storage: boolean }[];
+    readonly versions: readonly {
+      readonly name: string;
+      readonly served: boolean;
+      readonly storage: boolean;
+    }[];
   };
   readonly status?: { readonly storedVersions?: readonly string[] };
 }
@@ -29,7 +37,8 @@ export interface MigrationPlan {
   readonly stale: readonly string[];
 }
 
-export type PlanResult = { readonly ok: true; readonly plan: MigrationPlan } | { readonly ok: false; readonly reason: string };
+export type PlanResult =
+  { readonly ok: true; readonly plan: MigrationPlan } | { readonly ok: false; readonly reason: string };
 
 export function planMigration(crd: CrdStorageView): PlanResult {
   const name = crd.metadata.name ?? `${crd.spec.names.plural}.${crd.spec.group}`;
@@ -69,7 +78,11 @@ export function isMigrated(plan: MigrationPlan): boolean {
  * hash of the new storage version, the apiserver writes in it.
  */
 export function storageVersionHash(group: string, version: string, kind: string): string {
-  return createHash("sha256").update(`${group}/${version}/${kind}`).digest().subarray(0, 8).toString("base64");
+  return createHash("sha256")
+    .update(`${group}/${version}/${kind}`)
+    .digest()
+    .subarray(0, 8)
+    .toString("base64");
 }
 
 /** status.storedVersions trimmed, on a copy of the CRD as read (its resourceVersion kept, as a precondition). */
@@ -109,7 +122,12 @@ export function formatRate(count: number, seconds: number): string {
   return seconds > 0 ? `${Math.round(count / seconds)}/s` : "-";
 }
 
-export function progressLine(plan: MigrationPlan, done: number, estimatedTotal: number | undefined, seconds: number): string {
+export function progressLine(
+  plan: MigrationPlan,
+  done: number,
+  estimatedTotal: number | undefined,
+  seconds: number,
+): string {
   const of = estimatedTotal !== undefined && estimatedTotal >= done ? ` of ~${estimatedTotal}` : "";
   return `migrate: rewrote ${done}${of} ${plan.kind}s to ${plan.storageVersion} (${seconds.toFixed(1)} s, ${formatRate(done, seconds)})`;
 }

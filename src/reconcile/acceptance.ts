@@ -51,5 +51,10 @@ export function programmedFrom(outcome: RouteOutcome, push: PushVerdict): Desire
   if (!outcome.accepted) return pendingNotAccepted;
   if (!push.ok) return { type: "Programmed", status: "False", reason: push.reason, message: push.message };
   // No snapshot version in the message: it would rewrite every route's status on every change.
-  return { type: "Programmed", status: "True", reason: "Synced", message: "the data plane serves this route" };
+  return {
+    type: "Programmed",
+    status: "True",
+    reason: "Synced",
+    message: "the data plane serves this route",
+  };
 }

@@ -15,7 +15,11 @@ export interface CallerAuth {
 }
 
 interface TokenReview {
-  status?: { authenticated?: boolean; user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> }; error?: string };
+  status?: {
+    authenticated?: boolean;
+    user?: { username?: string; uid?: string; groups?: string[]; extra?: Record<string, string[]> };
+    error?: string;
+  };
 }
 
 interface SubjectAccessReview {
@@ -31,7 +35,10 @@ export function bearerToken(headers: IncomingHttpHeaders): string | undefined {
   return m?.[1];
 }
 
-export function tokenReviewAuth(kube: KubeClient, opts: { ttlMs?: number; deniedTtlMs?: number } = {}): CallerAuth {
+export function tokenReviewAuth(
+  kube: KubeClient,
+  opts: { ttlMs?: number; deniedTtlMs?: number } = {},
+): CallerAuth {
   const cache = new Map<string, { verdict: AuthVerdict; until: number }>();
   const ttl = opts.ttlMs ?? 60_000;
   const deniedTtl = opts.deniedTtlMs ?? 5_000;
@@ -43,24 +50,36 @@ export function tokenReviewAuth(kube: KubeClient, opts: { ttlMs?: number; denied
     });
     const user = tr.status?.user;
     if (!tr.status?.authenticated || !user?.username) {
-      return { ok: false, status: 401, message: `the bearer token was not accepted${tr.status?.error ? `: ${tr.status.error}` : ""}` };
+      return {
+        ok: false,
+        status: 401,
+        message: `the bearer token was not accepted${tr.status?.error ? `: ${tr.status.error}` : ""}`,
+      };
     }
-    const sar = await kube.json<SubjectAccessReview>("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
-      body: {
-        apiVersion: "authorization.k8s.io/v1",
-        kind: "SubjectAccessReview",
-        spec: {
-          user: user.username,
-          uid: user.uid,
-          groups: user.groups,
-          extra: user.extra,
-          nonResourceAttributes: { path: RECONCILE_PATH, verb: "create" },
+    const sar = await kube.json<SubjectAccessReview>(
+      "POST",
+      "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+      {
+        body: {
+          apiVersion: "authorization.k8s.io/v1",
+          kind: "SubjectAccessReview",
+          spec: {
+            user: user.username,
+            uid: user.uid,
+            groups: user.groups,
+            extra: user.extra,
+            nonResourceAttributes: { path: RECONCILE_PATH, verb: "create" },
+          },
         },
+        timeoutMs: 10_000,
       },
-      timeoutMs: 10_000,
-    });
+    );
     if (!sar.status?.allowed) {
-      return { ok: false, status: 403, message: `${user.username} may not call ${RECONCILE_PATH} (RBAC: create on the non-resource URL ${RECONCILE_PATH})` };
+      return {
+        ok: false,
+        status: 403,
+        message: `${user.username} may not call ${RECONCILE_PATH} (RBAC: create on the non-resource URL ${RECONCILE_PATH})`,
+      };
     }
     return { ok: true, user: user.username };
   };
@@ -68,7 +87,8 @@ export function tokenReviewAuth(kube: KubeClient, opts: { ttlMs?: number; denied
   return {
     async check(headers) {
       const token = bearerToken(headers);
-      if (!token) return { ok: false, status: 401, message: "a bearer token is required (Authorization: Bearer ...)" };
+      if (!token)
+        return { ok: false, status: 401, message: "a bearer token is required (Authorization: Bearer ...)" };
       const id = createHash("sha256").update(token).digest("hex");
       const now = Date.now();
       const hit = cache.get(id);

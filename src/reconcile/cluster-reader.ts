@@ -22,7 +22,10 @@ async function listAll<T>(kube: KubeClient, path: string): Promise<T[]> {
   const items: T[] = [];
   let cont: string | undefined;
   do {
-    const page: List<T> = await kube.json<List<T>>("GET", path, { query: { limit: PAGE, continue: cont }, timeoutMs: 60_000 });
+    const page: List<T> = await kube.json<List<T>>("GET", path, {
+      query: { limit: PAGE, continue: cont },
+      timeoutMs: 60_000,
+    });
     items.push(...page.items);
     cont = page.metadata?.continue || undefined;
   } while (cont);
@@ -52,9 +55,13 @@ export class ClusterReader {
 
   async serviceExists(namespace: string, name: string): Promise<boolean> {
     try {
-      await this.kube.json<V1Service>("GET", `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(name)}`, {
-        timeoutMs: 15_000,
-      });
+      await this.kube.json<V1Service>(
+        "GET",
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(name)}`,
+        {
+          timeoutMs: 15_000,
+        },
+      );
       return true;
     } catch (e) {
       if (isNotFound(e)) return false;

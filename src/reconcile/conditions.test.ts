@@ -2,7 +2,12 @@ import { describe, expect, it } from "vitest";
 import { nextStatus, nowRfc3339, type DesiredCondition } from "./conditions.js";
 
 const accepted: DesiredCondition = { type: "Accepted", status: "True", reason: "Valid", message: "ok" };
-const programmed: DesiredCondition = { type: "Programmed", status: "True", reason: "Synced", message: "in 1a2b" };
+const programmed: DesiredCondition = {
+  type: "Programmed",
+  status: "True",
+  reason: "Synced",
+  message: "in 1a2b",
+};
 
 describe("nextStatus", () => {
   it("writes both conditions with observedGeneration on a fresh route", () => {
@@ -22,14 +27,29 @@ describe("nextStatus", () => {
   });
 
   it("keeps lastTransitionTime when only the reason or message moves", () => {
-    const s1 = nextStatus(undefined, [{ type: "Programmed", status: "False", reason: "Pending", message: "a" }], 1, "T1");
-    const s2 = nextStatus(s1, [{ type: "Programmed", status: "False", reason: "PushFailed", message: "b" }], 1, "T2");
+    const s1 = nextStatus(
+      undefined,
+      [{ type: "Programmed", status: "False", reason: "Pending", message: "a" }],
+      1,
+      "T1",
+    );
+    const s2 = nextStatus(
+      s1,
+      [{ type: "Programmed", status: "False", reason: "PushFailed", message: "b" }],
+      1,
+      "T2",
+    );
     expect(s2?.conditions?.[0]?.lastTransitionTime).toBe("T1");
     expect(s2?.conditions?.[0]?.reason).toBe("PushFailed");
   });
 
   it("moves lastTransitionTime when status moves", () => {
-    const s1 = nextStatus(undefined, [{ type: "Accepted", status: "False", reason: "ServiceNotFound", message: "a" }], 1, "T1");
+    const s1 = nextStatus(
+      undefined,
+      [{ type: "Accepted", status: "False", reason: "ServiceNotFound", message: "a" }],
+      1,
+      "T1",
+    );
     const s2 = nextStatus(s1, [accepted], 1, "T2");
     expect(s2?.conditions?.[0]?.lastTransitionTime).toBe("T2");
   });

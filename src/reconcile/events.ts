@@ -46,7 +46,10 @@ export function kubeEventRecorder(kube: KubeClient, log: Logger): EventRecorder 
         count: 1,
       };
       try {
-        await kube.json("POST", `/api/v1/namespaces/${encodeURIComponent(ns)}/events`, { body, timeoutMs: 5000 });
+        await kube.json("POST", `/api/v1/namespaces/${encodeURIComponent(ns)}/events`, {
+          body,
+          timeoutMs: 5000,
+        });
       } catch (err) {
         log.warn({ err, route: `${ns}/${name}`, reason }, "could not record event");
       }

@@ -13,18 +13,35 @@ export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerA
     limit: MiB,
     async handle(body, ctx) {
       if (!reconciler || !auth) {
-        return errorReply(503, "ServiceUnavailable", "/reconcile needs cluster access: start serve with --kubeconfig, or in a cluster");
+        return errorReply(
+          503,
+          "ServiceUnavailable",
+          "/reconcile needs cluster access: start serve with --kubeconfig, or in a cluster",
+        );
       }
       let verdict;
       try {
         verdict = await auth.check(ctx.headers);
       } catch (e) {
-        return errorReply(503, "ServiceUnavailable", `could not check the caller's credentials: ${(e as Error).message}`);
+        return errorReply(
+          503,
+          "ServiceUnavailable",
+          `could not check the caller's credentials: ${(e as Error).message}`,
+        );
       }
-      if (!verdict.ok) return errorReply(verdict.status, verdict.status === 401 ? "Unauthorized" : "Forbidden", verdict.message);
+      if (!verdict.ok)
+        return errorReply(
+          verdict.status,
+          verdict.status === 401 ? "Unauthorized" : "Forbidden",
+          verdict.message,
+        );
       const key = (body as { key?: unknown } | null)?.key;
       if (typeof body !== "object" || body === null || typeof key !== "string" || key === "") {
-        return errorReply(400, "BadRequest", 'body must be {"key": "namespace/name"} or {"key": "$snapshot"}');
+        return errorReply(
+          400,
+          "BadRequest",
+          'body must be {"key": "namespace/name"} or {"key": "$snapshot"}',
+        );
       }
       try {
         return { status: 200, body: await reconciler.reconcile(key) };

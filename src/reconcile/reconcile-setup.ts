@@ -24,7 +24,10 @@ export interface ReconcileSetupOptions {
   deprogramTimeoutMs: number;
 }
 
-export async function reconcileRoutes(kc: KubeConfig | undefined, opts: ReconcileSetupOptions): Promise<JsonRoute[]> {
+export async function reconcileRoutes(
+  kc: KubeConfig | undefined,
+  opts: ReconcileSetupOptions,
+): Promise<JsonRoute[]> {
   if (!kc) return [reconcileRoute(undefined, undefined)];
   const kube = kubeClient(kc);
   let dataPlane: DataPlane;
@@ -33,7 +36,10 @@ export async function reconcileRoutes(kc: KubeConfig | undefined, opts: Reconcil
     dataPlane = memory;
   } else {
     const { EnvoyConfigMapDataPlane } = await import("../dataplane/envoy-configmap.js");
-    dataPlane = new EnvoyConfigMapDataPlane(kc, { namespace: opts.configMapNamespace, name: opts.configMapName });
+    dataPlane = new EnvoyConfigMapDataPlane(kc, {
+      namespace: opts.configMapNamespace,
+      name: opts.configMapName,
+    });
   }
   const auth: CallerAuth = tokenReviewAuth(kube);
   const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
@@ -47,10 +53,17 @@ export async function reconcileRoutes(kc: KubeConfig | undefined, opts: Reconcil
 /** GET /debug/dataplane and POST /debug/dataplane/fail-next: the memory sink only, same callers as /reconcile. */
 function memoryDebugRoutes(memory: MemoryDataPlane, auth: CallerAuth): JsonRoute[] {
   const guarded =
-    (fn: (body: unknown) => JsonRoute["handle"] extends (...a: never[]) => infer R ? R : never): JsonRoute["handle"] =>
+    (
+      fn: (body: unknown) => JsonRoute["handle"] extends (...a: never[]) => infer R ? R : never,
+    ): JsonRoute["handle"] =>
     async (body, ctx) => {
       const verdict = await auth.check(ctx.headers);
-      if (!verdict.ok) return errorReply(verdict.status, verdict.status === 401 ? "Unauthorized" : "Forbidden", verdict.message);
+      if (!verdict.ok)
+        return errorReply(
+          verdict.status,
+          verdict.status === 401 ? "Unauthorized" : "Forbidden",
+          verdict.message,
+        );
       return fn(body);
     };
   return [

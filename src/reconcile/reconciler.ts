@@ -13,7 +13,14 @@ import type { Logger } from "../server/logger.js";
 import { SNAPSHOT_KEY, parseRouteKey } from "../watcher/keys.js";
 import type { KubeClient } from "../watcher/kube-http.js";
 import { KubeError } from "../watcher/kube-http.js";
-import { acceptedFrom, backendServices, pendingNotAccepted, programmedFrom, serviceNotFound, type PushVerdict } from "./acceptance.js";
+import {
+  acceptedFrom,
+  backendServices,
+  pendingNotAccepted,
+  programmedFrom,
+  serviceNotFound,
+  type PushVerdict,
+} from "./acceptance.js";
 import { ClusterReader, isNotFound, routePath } from "./cluster-reader.js";
 import { findCondition, nextStatus, nowRfc3339, type DesiredCondition } from "./conditions.js";
 import type { EventRecorder } from "./events.js";
@@ -42,7 +49,11 @@ export interface ReconcilerOptions {
 }
 
 /** Runs `fn` over `items`, `limit` at a time. */
-async function forEachLimit<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+async function forEachLimit<T>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) {
@@ -98,17 +109,24 @@ export class Reconciler {
   }
 
   /** Writes the status if it would change; false when the route moved on (the next reconcile sees it). */
-  private async writeStatus(route: EdgeRouteV2, desired: readonly DesiredCondition[]): Promise<EdgeRouteStatus | undefined> {
+  private async writeStatus(
+    route: EdgeRouteV2,
+    desired: readonly DesiredCondition[],
+  ): Promise<EdgeRouteStatus | undefined> {
     const status = nextStatus(route.status, desired, route.metadata.generation, nowRfc3339());
     if (!status) return undefined;
     try {
       // The resourceVersion makes this a compare-and-swap: a status computed from a
       // stale read never lands.
-      await this.kube.json("PATCH", `${routePath(route.metadata.namespace ?? "", route.metadata.name ?? "")}/status`, {
-        body: { metadata: { resourceVersion: route.metadata.resourceVersion }, status },
-        contentType: "application/merge-patch+json",
-        timeoutMs: 15_000,
-      });
+      await this.kube.json(
+        "PATCH",
+        `${routePath(route.metadata.namespace ?? "", route.metadata.name ?? "")}/status`,
+        {
+          body: { metadata: { resourceVersion: route.metadata.resourceVersion }, status },
+          contentType: "application/merge-patch+json",
+          timeoutMs: 15_000,
+        },
+      );
       this.metrics.statusWrites.inc();
     } catch (e) {
       if (isConflict(e) || isNotFound(e)) return undefined;
@@ -123,26 +141,42 @@ export class Reconciler {
     for (const c of next.conditions ?? []) {
       const old = findCondition(route.status, c.type);
       if (old?.status === c.status && old.reason === c.reason) continue;
-      if (c.status === "False") await this.events.record(route, "Warning", c.reason, `${c.type}: ${c.message}`);
-      else if (old !== undefined && old.status !== c.status) await this.events.record(route, "Normal", c.reason, `${c.type}: ${c.message}`);
+      if (c.status === "False")
+        await this.events.record(route, "Warning", c.reason, `${c.type}: ${c.message}`);
+      else if (old !== undefined && old.status !== c.status)
+        await this.events.record(route, "Normal", c.reason, `${c.type}: ${c.message}`);
     }
   }
 
   async reconcileRoute(key: string): Promise<ReconcileResult> {
     const ref = parseRouteKey(key);
-    if (!ref) throw new ReconcileInputError(`key ${JSON.stringify(key)}: must be "namespace/name" or "${SNAPSHOT_KEY}"`);
+    if (!ref)
+      throw new ReconcileInputError(
+        `key ${JSON.stringify(key)}: must be "namespace/name" or "${SNAPSHOT_KEY}"`,
+      );
     const route = await this.read.getRoute(ref.namespace, ref.name);
     if (!route) return { result: "done", did: [`${key}: gone`], enqueue: [SNAPSHOT_KEY] };
     if (route.metadata.deletionTimestamp) {
       // Deprogramming is the snapshot's job: it pushes a snapshot without the route first.
-      return { result: "done", did: [`${key}: terminating; the snapshot deprograms it`], enqueue: [SNAPSHOT_KEY] };
+      return {
+        result: "done",
+        did: [`${key}: terminating; the snapshot deprograms it`],
+        enqueue: [SNAPSHOT_KEY],
+      };
     }
     const services = backendServices(route);
     const exists = await Promise.all(services.map((s) => this.read.serviceExists(ref.namespace, s)));
     const missing = services.filter((_, i) => !exists[i]);
     if (missing.length > 0) {
-      const wrote = await this.writeStatus(route, [serviceNotFound(ref.namespace, missing), pendingNotAccepted]);
-      return { result: "done", did: [`${key}: ServiceNotFound${wrote ? " (status written)" : ""}`], enqueue: [SNAPSHOT_KEY] };
+      const wrote = await this.writeStatus(route, [
+        serviceNotFound(ref.namespace, missing),
+        pendingNotAccepted,
+      ]);
+      return {
+        result: "done",
+        did: [`${key}: ServiceNotFound${wrote ? " (status written)" : ""}`],
+        enqueue: [SNAPSHOT_KEY],
+      };
     }
     // The Services exist: Accepted=True and Programmed are written once, together,
     // by the snapshot reconcile, which alone can see conflicts between routes.
@@ -218,8 +252,15 @@ export class Reconciler {
     this.metrics.pushes.inc({ result: res.ok ? "ok" : res.reason });
     if (!res.ok) {
       did.push(`push of snapshot ${snapshot.version} failed: ${res.message}`);
-      this.log.warn({ version: snapshot.version, reason: res.reason, message: res.message }, "data-plane push failed");
-      return { ok: false, reason: res.reason === "SnapshotTooLarge" ? "SnapshotTooLarge" : "PushFailed", message: res.message };
+      this.log.warn(
+        { version: snapshot.version, reason: res.reason, message: res.message },
+        "data-plane push failed",
+      );
+      return {
+        ok: false,
+        reason: res.reason === "SnapshotTooLarge" ? "SnapshotTooLarge" : "PushFailed",
+        message: res.message,
+      };
     }
     did.push(`pushed snapshot ${snapshot.version} (${accepted} route(s))`);
     return { ok: true };

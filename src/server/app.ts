@@ -67,7 +67,11 @@ export function createApp(opts: AppOptions): express.Express {
           try {
             body = JSON.parse(raw.toString("utf8"));
           } catch (err) {
-            reply = errorReply(400, "BadRequest", `request body is not valid JSON: ${(err as Error).message}`);
+            reply = errorReply(
+              400,
+              "BadRequest",
+              `request body is not valid JSON: ${(err as Error).message}`,
+            );
             send(res, reply);
             end({ code: reply.status });
             return;
@@ -85,13 +89,27 @@ export function createApp(opts: AppOptions): express.Express {
   }
 
   app.use((_req, res) => {
-    send(res, errorReply(404, "NotFound", "no such path; this server answers /convert, /validate, /mutate, /reconcile"));
+    send(
+      res,
+      errorReply(
+        404,
+        "NotFound",
+        "no such path; this server answers /convert, /validate, /mutate, /reconcile",
+      ),
+    );
   });
 
   // Errors from body parsing: oversized, aborted or undecodable bodies.
   app.use((err: BodyParserError, req: Request, res: Response, _next: NextFunction) => {
     if (err.type === "entity.too.large") {
-      send(res, errorReply(413, "RequestEntityTooLarge", `request body is larger than the ${err.limit ?? "configured"}-byte limit of ${req.path}`));
+      send(
+        res,
+        errorReply(
+          413,
+          "RequestEntityTooLarge",
+          `request body is larger than the ${err.limit ?? "configured"}-byte limit of ${req.path}`,
+        ),
+      );
       return;
     }
     const status = err.status !== undefined && err.status >= 400 && err.status < 500 ? err.status : 500;

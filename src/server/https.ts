@@ -38,11 +38,15 @@ function readPair(tls: HttpsServerOptions["tls"]): { cert: string; key: string }
 export function parseListen(listen: string): { host: string; port: number } {
   const m = /^(?:\[([^\]]+)\]|([^:]*)):(\d{1,5})$/.exec(listen);
   const port = m ? Number(m[3]) : NaN;
-  if (!m || !(port >= 0 && port <= 65535)) throw new Error(`--listen must be HOST:PORT, got ${JSON.stringify(listen)}`);
+  if (!m || !(port >= 0 && port <= 65535))
+    throw new Error(`--listen must be HOST:PORT, got ${JSON.stringify(listen)}`);
   return { host: m[1] ?? (m[2] || "0.0.0.0"), port };
 }
 
-export async function startHttpsServer(handler: RequestListener, opts: HttpsServerOptions): Promise<RunningServer> {
+export async function startHttpsServer(
+  handler: RequestListener,
+  opts: HttpsServerOptions,
+): Promise<RunningServer> {
   const pair = readPair(opts.tls);
   const server = https.createServer({ ...pair, minVersion: "TLSv1.2" }, handler);
   // Webhook callers keep connections open; keep them longer than their idle timeout.

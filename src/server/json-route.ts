@@ -29,5 +29,8 @@ export const MiB = 1024 * 1024;
 
 /** A JSON error body: what went wrong, in one sentence a user can act on. */
 export function errorReply(status: number, reason: string, message: string): JsonReply {
-  return { status, body: { kind: "Status", apiVersion: "v1", status: "Failure", code: status, reason, message } };
+  return {
+    status,
+    body: { kind: "Status", apiVersion: "v1", status: "Failure", code: status, reason, message },
+  };
 }

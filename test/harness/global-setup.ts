@@ -31,7 +31,9 @@ export default function setup(project: TestProject): () => void {
   if (!res.ok) {
     // vitest.config.ts already leaves these suites out when Go is missing
     // outside CI; reaching here means they were meant to run and cannot.
-    throw new Error(`the integration tests cannot run: the test control plane is not available: ${res.reason}`);
+    throw new Error(
+      `the integration tests cannot run: the test control plane is not available: ${res.reason}`,
+    );
   }
   const runId = String(process.pid);
   project.provide("testbinDir", res.binDir);

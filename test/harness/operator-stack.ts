@@ -9,7 +9,10 @@ import os from "node:os";
 import path from "node:path";
 import { stringify as toYaml } from "yaml";
 import { buildCrd } from "../../src/api/crd.js";
-import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../../src/webhooks/registration.js";
+import {
+  mutatingWebhookConfiguration,
+  validatingWebhookConfiguration,
+} from "../../src/webhooks/registration.js";
 import type { ControlPlane } from "./control-plane.js";
 import { startCli, startServe, type ServeProcess } from "./operator.js";
 import { waitFor, type Supervised } from "./process.js";
@@ -86,7 +89,10 @@ export function httpsJson(
   });
 }
 
-async function must(what: string, p: Promise<{ code: number; stdout: string; stderr: string }>): Promise<string> {
+async function must(
+  what: string,
+  p: Promise<{ code: number; stdout: string; stderr: string }>,
+): Promise<string> {
   const r = await p;
   if (r.code !== 0) throw new Error(`${what} failed (${r.code}): ${r.stderr}`);
   return r.stdout;
@@ -100,7 +106,10 @@ export async function registerOperator(cp: ControlPlane, serve: ServeProcess): P
     mutatingWebhookConfiguration({ client }),
     validatingWebhookConfiguration({ client }),
   ];
-  await must("kubectl apply (CRD, webhooks)", cp.kubectl(["apply", "-f", "-"], { input: docs.map((d) => toYaml(d)).join("---\n") }));
+  await must(
+    "kubectl apply (CRD, webhooks)",
+    cp.kubectl(["apply", "-f", "-"], { input: docs.map((d) => toYaml(d)).join("---\n") }),
+  );
   await must(
     "kubectl wait crd",
     cp.kubectl(["wait", "--for=condition=Established", "crd/edgeroutes.net.10xdev.io", "--timeout=60s"]),
@@ -114,13 +123,20 @@ export async function registerOperator(cp: ControlPlane, serve: ServeProcess): P
 }
 
 /** A ServiceAccount whose token RBAC allows to call /reconcile (and read what the watcher reads). */
-export async function watcherIdentity(cp: ControlPlane, dir: string): Promise<{ token: string; tokenFile: string }> {
+export async function watcherIdentity(
+  cp: ControlPlane,
+  dir: string,
+): Promise<{ token: string; tokenFile: string }> {
   const rbac = {
     apiVersion: "v1",
     kind: "List",
     items: [
       { apiVersion: "v1", kind: "Namespace", metadata: { name: SYSTEM_NAMESPACE } },
-      { apiVersion: "v1", kind: "ServiceAccount", metadata: { name: "watcher", namespace: SYSTEM_NAMESPACE } },
+      {
+        apiVersion: "v1",
+        kind: "ServiceAccount",
+        metadata: { name: "watcher", namespace: SYSTEM_NAMESPACE },
+      },
       {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "ClusterRole",
@@ -131,13 +147,22 @@ export async function watcherIdentity(cp: ControlPlane, dir: string): Promise<{ 
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "ClusterRoleBinding",
         metadata: { name: "edge-operator-reconcile-caller" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "edge-operator-reconcile-caller" },
+        roleRef: {
+          apiGroup: "rbac.authorization.k8s.io",
+          kind: "ClusterRole",
+          name: "edge-operator-reconcile-caller",
+        },
         subjects: [{ kind: "ServiceAccount", name: "watcher", namespace: SYSTEM_NAMESPACE }],
       },
     ],
   };
   await must("kubectl apply (watcher identity)", cp.kubectl(["apply", "-f", "-"], { input: toYaml(rbac) }));
-  const token = (await must("kubectl create token", cp.kubectl(["create", "token", "watcher", "-n", SYSTEM_NAMESPACE, "--duration=24h"]))).trim();
+  const token = (
+    await must(
+      "kubectl create token",
+      cp.kubectl(["create", "token", "watcher", "-n", SYSTEM_NAMESPACE, "--duration=24h"]),
+    )
+  ).trim();
   const tokenFile = path.join(dir, "watcher.token");
   writeFileSync(tokenFile, token);
   return { token, tokenFile };
@@ -145,7 +170,9 @@ export async function watcherIdentity(cp: ControlPlane, dir: string): Promise<{ 
 
 export async function startOperatorStack(cp: ControlPlane, opts: StackOptions = {}): Promise<OperatorStack> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "edge-stack-"));
-  const serve = await startServe({ args: ["--kubeconfig", cp.kubeconfig, "--dataplane", "memory", ...(opts.serveArgs ?? [])] });
+  const serve = await startServe({
+    args: ["--kubeconfig", cp.kubeconfig, "--dataplane", "memory", ...(opts.serveArgs ?? [])],
+  });
   const watchers: Supervised[] = [];
   try {
     await registerOperator(cp, serve);
@@ -185,8 +212,15 @@ export async function startOperatorStack(cp: ControlPlane, opts: StackOptions = 
         return r.body as MemoryState;
       },
       async failNextPush(count = 1) {
-        const r = await httpsJson(`${serve.url}/debug/dataplane/fail-next`, serve.caPem, "POST", { count }, token);
-        if (r.status !== 200) throw new Error(`POST /debug/dataplane/fail-next: ${r.status} ${JSON.stringify(r.body)}`);
+        const r = await httpsJson(
+          `${serve.url}/debug/dataplane/fail-next`,
+          serve.caPem,
+          "POST",
+          { count },
+          token,
+        );
+        if (r.status !== 200)
+          throw new Error(`POST /debug/dataplane/fail-next: ${r.status} ${JSON.stringify(r.body)}`);
       },
       reconcile(key, tok = token) {
         return httpsJson(`${serve.url}/reconcile`, serve.caPem, "POST", { key }, tok);

@@ -35,13 +35,25 @@ let migrateKubeconfig: string;
 type Json = Record<string, unknown>;
 interface Item {
   apiVersion: string;
-  metadata: { name: string; namespace: string; uid: string; generation: number; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    uid: string;
+    generation: number;
+    annotations?: Record<string, string>;
+  };
   spec: Json;
 }
 
-async function ok(what: string, p: Promise<{ code: number; stdout: string; stderr: string }>): Promise<string> {
+async function ok(
+  what: string,
+  p: Promise<{ code: number; stdout: string; stderr: string }>,
+): Promise<string> {
   const r = await p;
-  if (r.code !== 0) throw new Error(`${what} failed (${r.code}): ${r.stderr}\n--- serve ---\n${serve?.output().slice(-2000)}`);
+  if (r.code !== 0)
+    throw new Error(
+      `${what} failed (${r.code}): ${r.stderr}\n--- serve ---\n${serve?.output().slice(-2000)}`,
+    );
   return r.stdout;
 }
 
@@ -92,7 +104,10 @@ function routes(): { v1: Json[]; v2: Json[] } {
       },
     ];
     if (rich && i % 3 === 1) {
-      rules.push({ matches: [{ path: { type: "Exact", value: "/healthz" } }], backends: [{ name: "health", port: 80 }] });
+      rules.push({
+        matches: [{ path: { type: "Exact", value: "/healthz" } }],
+        backends: [{ name: "health", port: 80 }],
+      });
     }
     v2.push({
       apiVersion: "net.10xdev.io/v2",
@@ -106,7 +121,10 @@ function routes(): { v1: Json[]; v2: Json[] } {
 
 /** Every route in one version, sorted, without what legitimately moves on a write (resourceVersion, managedFields). */
 async function dump(version: "v1" | "v2"): Promise<Map<string, string>> {
-  const out = await ok(`kubectl get ${version}`, kubectl(["get", `edgeroutes.${version}.net.10xdev.io`, "-A", "-o", "json"]));
+  const out = await ok(
+    `kubectl get ${version}`,
+    kubectl(["get", `edgeroutes.${version}.net.10xdev.io`, "-A", "-o", "json"]),
+  );
   const items = (JSON.parse(out) as { items: (Item & { metadata: Json })[] }).items;
   const byKey = new Map<string, string>();
   for (const o of items) {
@@ -117,7 +135,10 @@ async function dump(version: "v1" | "v2"): Promise<Map<string, string>> {
       if (Object.keys(annotations).length > 0) metadata.annotations = annotations;
       else delete metadata.annotations;
     }
-    byKey.set(`${o.metadata.namespace}/${o.metadata.name}`, JSON.stringify({ ...o, metadata }, (_k, v: unknown) => sortKeys(v)));
+    byKey.set(
+      `${o.metadata.namespace}/${o.metadata.name}`,
+      JSON.stringify({ ...o, metadata }, (_k, v: unknown) => sortKeys(v)),
+    );
   }
   return new Map([...byKey].sort(([a], [b]) => a.localeCompare(b)));
 }
@@ -131,7 +152,10 @@ async function dump(version: "v1" | "v2"): Promise<Map<string, string>> {
 function meaning(v1Json: string): string {
   const o = JSON.parse(v1Json) as EdgeRouteV1;
   const { [V2_SPEC_ANNOTATION]: _bytes, ...annotations } = o.metadata.annotations ?? {};
-  return JSON.stringify({ ...o, metadata: { ...o.metadata, annotations }, v2: toV2(o).spec }, (_k, v: unknown) => sortKeys(v));
+  return JSON.stringify(
+    { ...o, metadata: { ...o.metadata, annotations }, v2: toV2(o).spec },
+    (_k, v: unknown) => sortKeys(v),
+  );
 }
 
 function sortKeys(v: unknown): unknown {
@@ -152,7 +176,10 @@ async function stored(): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const kv of body.kvs ?? []) {
     const key = Buffer.from(kv.key, "base64").toString("utf8").slice(prefix.length);
-    out.set(key, (JSON.parse(Buffer.from(kv.value, "base64").toString("utf8")) as { apiVersion: string }).apiVersion);
+    out.set(
+      key,
+      (JSON.parse(Buffer.from(kv.value, "base64").toString("utf8")) as { apiVersion: string }).apiVersion,
+    );
   }
   return out;
 }
@@ -181,8 +208,19 @@ beforeAll(async () => {
   // The chart's migrate Job's own RBAC, as helm renders it: the migration below runs with it and nothing more.
   const rendered = await ok(
     "helm template",
-    helm(["template", RELEASE, CHART, "-n", RELEASE_NS, "--kube-version", "1.36.3", "--set", "migration.job.enabled=true",
-      "--show-only", "templates/migrate-hook.yaml"]),
+    helm([
+      "template",
+      RELEASE,
+      CHART,
+      "-n",
+      RELEASE_NS,
+      "--kube-version",
+      "1.36.3",
+      "--set",
+      "migration.job.enabled=true",
+      "--show-only",
+      "templates/migrate-hook.yaml",
+    ]),
   );
   const role = parseAllDocuments(rendered)
     .map((d) => d.toJS() as { kind?: string; rules?: V1PolicyRule[] })
@@ -200,16 +238,42 @@ describe("the migrate hook Job in the chart", () => {
   it("is a post-upgrade hook running `edge-operator migrate`, only when enabled and only in cluster", async () => {
     const render = async (...set: string[]) =>
       parseAllDocuments(
-        await ok("helm template", helm(["template", RELEASE, CHART, "-n", RELEASE_NS, "--kube-version", "1.36.3", ...set.flatMap((s) => ["--set", s])])),
+        await ok(
+          "helm template",
+          helm([
+            "template",
+            RELEASE,
+            CHART,
+            "-n",
+            RELEASE_NS,
+            "--kube-version",
+            "1.36.3",
+            ...set.flatMap((s) => ["--set", s]),
+          ]),
+        ),
       )
-        .map((d) => d.toJS() as { kind?: string; metadata?: { name?: string; annotations?: Record<string, string> }; spec?: Json })
+        .map(
+          (d) =>
+            d.toJS() as {
+              kind?: string;
+              metadata?: { name?: string; annotations?: Record<string, string> };
+              spec?: Json;
+            },
+        )
         .filter((d) => d?.kind === "Job" && d.metadata?.name === "edge-edge-operator-migrate");
     expect(await render()).toEqual([]);
     const [job] = await render("migration.job.enabled=true", "migration.job.concurrency=4");
     expect(job?.metadata?.annotations?.["helm.sh/hook"]).toBe("post-upgrade");
-    const container = (job?.spec as { template: { spec: { containers: { args: string[] }[] } } }).template.spec.containers[0];
+    const container = (job?.spec as { template: { spec: { containers: { args: string[] }[] } } }).template
+      .spec.containers[0];
     expect(container?.args).toEqual(["migrate", "--page-size=500", "--concurrency=4"]);
-    expect(await render("migration.job.enabled=true", "webhook.urlOverride=https://127.0.0.1:9443", "webhook.caBundle=Q0E=")).toEqual([]);
+    expect(
+      await render(
+        "migration.job.enabled=true",
+        "webhook.urlOverride=https://127.0.0.1:9443",
+        "webhook.caBundle=Q0E=",
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -217,11 +281,23 @@ describe("storage migration v1 → v2, with helm and kubectl", () => {
   it("installs the chart out of cluster, storage on v1, and takes 500 routes from v1 and v2 clients", async () => {
     await ok(
       "helm install",
-      helm(["install", RELEASE, CHART, "-n", RELEASE_NS, "--create-namespace",
-        "--set", `webhook.urlOverride=${serve.url}`, "--set", `webhook.caBundle=${serve.caBundle}`]),
+      helm([
+        "install",
+        RELEASE,
+        CHART,
+        "-n",
+        RELEASE_NS,
+        "--create-namespace",
+        "--set",
+        `webhook.urlOverride=${serve.url}`,
+        "--set",
+        `webhook.caBundle=${serve.caBundle}`,
+      ]),
     );
     await ok("wait crd", kubectl(["wait", "--for=condition=Established", `crd/${CRD}`, "--timeout=60s"]));
-    await waitFor("v2 served through /convert", async () => ((await kubectl(["get", "edgeroutes.v2.net.10xdev.io", "-A"])).code === 0 ? true : undefined));
+    await waitFor("v2 served through /convert", async () =>
+      (await kubectl(["get", "edgeroutes.v2.net.10xdev.io", "-A"])).code === 0 ? true : undefined,
+    );
     for (const ns of NAMESPACES) await ok(`create ns ${ns}`, kubectl(["create", "namespace", ns]));
 
     const { v1, v2 } = routes();
@@ -229,16 +305,36 @@ describe("storage migration v1 → v2, with helm and kubectl", () => {
     // Four clients at once: two speak v1, two speak v2.
     await Promise.all(
       [half(v1, 0), half(v1, 1), half(v2, 0), half(v2, 1)].map((batch, i) =>
-        ok(`kubectl create batch ${i}`, kubectl(["create", "-f", "-"], batch.map((o) => toYaml(o)).join("---\n"))),
+        ok(
+          `kubectl create batch ${i}`,
+          kubectl(["create", "-f", "-"], batch.map((o) => toYaml(o)).join("---\n")),
+        ),
       ),
     );
     // A v1 client edits routes that say more than v1 can: what it cannot see is kept.
     for (const name of ["r253", "r256"]) {
       const ns = NAMESPACES[Number(name.slice(1)) % NAMESPACES.length] as string;
-      await ok("v1 patch", kubectl(["patch", "edgeroutes.v1.net.10xdev.io", name, "-n", ns, "--type=merge", "-p", '{"spec":{"port":9090}}']));
-      const got = JSON.parse(await ok("get v2", kubectl(["get", "edgeroutes.v2.net.10xdev.io", name, "-n", ns, "-o", "json"]))) as Item;
+      await ok(
+        "v1 patch",
+        kubectl([
+          "patch",
+          "edgeroutes.v1.net.10xdev.io",
+          name,
+          "-n",
+          ns,
+          "--type=merge",
+          "-p",
+          '{"spec":{"port":9090}}',
+        ]),
+      );
+      const got = JSON.parse(
+        await ok("get v2", kubectl(["get", "edgeroutes.v2.net.10xdev.io", name, "-n", ns, "-o", "json"])),
+      ) as Item;
       const rules = got.spec.rules as { backends: { port: number; weight: number }[] }[];
-      expect(rules[0]?.backends.map((b) => [b.port, b.weight])).toEqual([[9090, 90], [8080, 10]]);
+      expect(rules[0]?.backends.map((b) => [b.port, b.weight])).toEqual([
+        [9090, 90],
+        [8080, 10],
+      ]);
       expect(rules).toHaveLength(2);
     }
 
@@ -251,7 +347,9 @@ describe("storage migration v1 → v2, with helm and kubectl", () => {
     const v1Items = [...before.v1.values()].map((j) => JSON.parse(j) as Item);
     expect(v1Items).toHaveLength(ROUTES);
     // The v2-only features ride in the annotation on the v1 side.
-    expect(v1Items.filter((o) => o.metadata.annotations?.["net.10xdev.io/v2-spec"] !== undefined).length).toBeGreaterThan(100);
+    expect(
+      v1Items.filter((o) => o.metadata.annotations?.["net.10xdev.io/v2-spec"] !== undefined).length,
+    ).toBeGreaterThan(100);
   }, 300_000);
 
   it("with storage still on v1 there is nothing to migrate", async () => {
@@ -287,8 +385,25 @@ describe("storage migration v1 → v2, with helm and kubectl", () => {
     expect(await storedVersions()).toEqual(["v1", "v2"]);
   });
 
+  it("fails with exit 1 and a one-line reason, and trims nothing, when it may not write", async () => {
+    const readOnly = await cp.restrictedKubeconfig("edge-migrate-read-only", [
+      { apiGroups: ["net.10xdev.io"], resources: ["edgeroutes"], verbs: ["get", "list"] },
+      { apiGroups: ["apiextensions.k8s.io"], resources: ["customresourcedefinitions"], verbs: ["get"] },
+    ]);
+    const r = await migrate([], readOnly);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toMatch(
+      /^edge-operator migrate: rewriting EdgeRoute [a-z]+\/r\d{3} failed: PUT \/apis\/net\.10xdev\.io\/v2\/namespaces\/[a-z]+\/edgeroutes\/r\d{3}: 403 .*User "edge-migrate-read-only" cannot update resource "edgeroutes"[^\n]*\n$/,
+    );
+    expect(countBy(await stored())).toEqual({ "net.10xdev.io/v1": ROUTES });
+    expect(await storedVersions()).toEqual(["v1", "v2"]);
+  });
+
   it("refuses to drop v1 while status.storedVersions holds it: the apiserver, and the chart before it stops serving v1", async () => {
-    const crd = JSON.parse(await ok("get crd", kubectl(["get", "crd", CRD, "-o", "json"]))) as { spec: { versions: { name: string }[] } };
+    const crd = JSON.parse(await ok("get crd", kubectl(["get", "crd", CRD, "-o", "json"]))) as {
+      spec: { versions: { name: string }[] };
+    };
     crd.spec.versions = crd.spec.versions.filter((v) => v.name !== "v1");
     const replace = await kubectl(["replace", "-f", "-"], JSON.stringify(crd));
     expect(replace.code).not.toBe(0);
@@ -308,9 +423,22 @@ describe("storage migration v1 → v2, with helm and kubectl", () => {
 
   it("migrate killed halfway leaves storedVersions alone; run again it completes, nothing lost or duplicated", async () => {
     const first = startCli("migrate", [
-      "migrate", "--kubeconfig", migrateKubeconfig, "--page-size", "25", "--concurrency", "1", "--progress-every", "40",
+      "migrate",
+      "--kubeconfig",
+      migrateKubeconfig,
+      "--page-size",
+      "25",
+      "--concurrency",
+      "1",
+      "--progress-every",
+      "40",
     ]);
-    await waitFor("a progress line", async () => (/migrate: rewrote \d+ of ~500/.test(first.output()) ? true : undefined), 60_000, 20);
+    await waitFor(
+      "a progress line",
+      async () => (/migrate: rewrote \d+ of ~500/.test(first.output()) ? true : undefined),
+      60_000,
+      20,
+    );
     await first.kill();
     expect(first.output()).not.toContain("migrated ");
 
@@ -324,13 +452,35 @@ describe("storage migration v1 → v2, with helm and kubectl", () => {
     // writes carry the resourceVersion they read, so they meet a conflict, re-read,
     // and the clients' changes stay.
     const second = startCli("migrate", [
-      "migrate", "--kubeconfig", migrateKubeconfig, "--page-size", "500", "--concurrency", "1", "--progress-every", "50",
+      "migrate",
+      "--kubeconfig",
+      migrateKubeconfig,
+      "--page-size",
+      "500",
+      "--concurrency",
+      "1",
+      "--progress-every",
+      "50",
     ]);
-    await waitFor("a progress line", async () => (/migrate: rewrote \d+ of ~500/.test(second.output()) ? true : undefined), 60_000, 20);
+    await waitFor(
+      "a progress line",
+      async () => (/migrate: rewrote \d+ of ~500/.test(second.output()) ? true : undefined),
+      60_000,
+      20,
+    );
     await Promise.all(
       (["v1", "v2"] as const).map((v, k) =>
-        ok(`annotate through ${v}`, kubectl(["annotate", `edgeroutes.${v}.net.10xdev.io`, "-n", "shop",
-          ...TOUCH.filter((_, i) => i % 2 === k), `${TOUCHED}=${v}`])),
+        ok(
+          `annotate through ${v}`,
+          kubectl([
+            "annotate",
+            `edgeroutes.${v}.net.10xdev.io`,
+            "-n",
+            "shop",
+            ...TOUCH.filter((_, i) => i % 2 === k),
+            `${TOUCHED}=${v}`,
+          ]),
+        ),
       ),
     );
     expect(await second.exited, second.output()).toBe(0);
@@ -338,7 +488,18 @@ describe("storage migration v1 → v2, with helm and kubectl", () => {
       /migrated 500 EdgeRoutes to net\.10xdev\.io\/v2 in [\d.]+ s \(\d+\/s; \d+ conflicts re-read\); status\.storedVersions \[v1, v2\] → \[v2\]\n/,
     );
     for (const [i, name] of TOUCH.entries()) {
-      const got = await ok("get", kubectl(["get", "edgeroutes.v2.net.10xdev.io", name, "-n", "shop", "-o", `jsonpath={.metadata.annotations.migration\\.test/touched}`]));
+      const got = await ok(
+        "get",
+        kubectl([
+          "get",
+          "edgeroutes.v2.net.10xdev.io",
+          name,
+          "-n",
+          "shop",
+          "-o",
+          `jsonpath={.metadata.annotations.migration\\.test/touched}`,
+        ]),
+      );
       expect(got, name).toBe(i % 2 === 0 ? "v1" : "v2");
     }
 
@@ -362,39 +523,79 @@ describe("storage migration v1 → v2, with helm and kubectl", () => {
   it("a third run has nothing to do", async () => {
     const r = await migrate([]);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toBe("nothing to migrate: status.storedVersions is [v2], every EdgeRoute is stored as net.10xdev.io/v2");
+    expect(r.stdout.trim()).toBe(
+      "nothing to migrate: status.storedVersions is [v2], every EdgeRoute is stored as net.10xdev.io/v2",
+    );
   });
 
   it("v1 clients keep working while v1 is served, and are warned once it is deprecated", async () => {
     await ok("helm upgrade deprecate v1", helmUpgrade("crd.v1.deprecated=true"));
     const ns = "shop";
-    const patched = await kubectl(["patch", "edgeroutes.v1.net.10xdev.io", "r000", "-n", ns, "--type=merge", "-p", '{"spec":{"timeoutSeconds":42}}']);
+    const patched = await kubectl([
+      "patch",
+      "edgeroutes.v1.net.10xdev.io",
+      "r000",
+      "-n",
+      ns,
+      "--type=merge",
+      "-p",
+      '{"spec":{"timeoutSeconds":42}}',
+    ]);
     expect(patched.code, patched.stderr).toBe(0);
-    expect(patched.stderr).toContain("Warning: net.10xdev.io/v1 EdgeRoute is deprecated; use net.10xdev.io/v2");
-    const v2 = await ok("get", kubectl(["get", "edgeroutes.v2.net.10xdev.io", "r000", "-n", ns, "-o", "jsonpath={.spec.rules[0].timeout}"]));
+    expect(patched.stderr).toContain(
+      "Warning: net.10xdev.io/v1 EdgeRoute is deprecated; use net.10xdev.io/v2",
+    );
+    const v2 = await ok(
+      "get",
+      kubectl([
+        "get",
+        "edgeroutes.v2.net.10xdev.io",
+        "r000",
+        "-n",
+        ns,
+        "-o",
+        "jsonpath={.spec.rules[0].timeout}",
+      ]),
+    );
     expect(v2).toBe("42s");
     expect((await stored()).get(`${ns}/r000`)).toBe("net.10xdev.io/v2");
   });
 
   it("v1 no longer served: v2 reads every route, a v1 request gets a clear error", async () => {
     await ok("helm upgrade unserve v1", helmUpgrade("crd.v1.served=false"));
-    const served = await ok("get crd", kubectl(["get", "crd", CRD, "-o", "jsonpath={.spec.versions[*].served}"]));
+    const served = await ok(
+      "get crd",
+      kubectl(["get", "crd", CRD, "-o", "jsonpath={.spec.versions[*].served}"]),
+    );
     expect(served).toBe("false true");
-    await waitFor("v1 to be gone from discovery", async () => ((await kubectl(["get", "--raw", "/apis/net.10xdev.io/v1"])).code !== 0 ? true : undefined));
+    await waitFor("v1 to be gone from discovery", async () =>
+      (await kubectl(["get", "--raw", "/apis/net.10xdev.io/v1"])).code !== 0 ? true : undefined,
+    );
 
     const names = await ok("get v2", kubectl(["get", "edgeroutes.v2.net.10xdev.io", "-A", "-o", "name"]));
     expect(names.trim().split("\n")).toHaveLength(ROUTES);
     const raw = await kubectl(["get", "--raw", "/apis/net.10xdev.io/v1/namespaces/shop/edgeroutes/r000"]);
     expect(raw.code).not.toBe(0);
-    expect(raw.stderr).toContain("Error from server (NotFound): the server could not find the requested resource");
+    expect(raw.stderr).toContain(
+      "Error from server (NotFound): the server could not find the requested resource",
+    );
     const typed = await kubectl(["get", "edgeroutes.v1.net.10xdev.io", "-A"]);
     expect(typed.code).not.toBe(0);
-    expect(typed.stderr).toMatch(/the server doesn't have a resource type "edgeroutes"|could not find the requested resource/);
+    expect(typed.stderr).toMatch(
+      /the server doesn't have a resource type "edgeroutes"|could not find the requested resource/,
+    );
     const create = await kubectl(
       ["create", "-f", "-"],
-      toYaml({ apiVersion: "net.10xdev.io/v1", kind: "EdgeRoute", metadata: { name: "late", namespace: "shop" }, spec: { pathPrefix: "/", service: "web", port: 80 } }),
+      toYaml({
+        apiVersion: "net.10xdev.io/v1",
+        kind: "EdgeRoute",
+        metadata: { name: "late", namespace: "shop" },
+        spec: { pathPrefix: "/", service: "web", port: 80 },
+      }),
     );
     expect(create.code).not.toBe(0);
-    expect(create.stderr).toContain("the server could not find the requested resource (post edgeroutes.net.10xdev.io)");
+    expect(create.stderr).toContain(
+      "the server could not find the requested resource (post edgeroutes.net.10xdev.io)",
+    );
   });
 });

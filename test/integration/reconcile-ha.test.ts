@@ -5,7 +5,12 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { httpsJson, startOperatorStack, SYSTEM_NAMESPACE, type OperatorStack } from "../harness/operator-stack.js";
+import {
+  httpsJson,
+  startOperatorStack,
+  SYSTEM_NAMESPACE,
+  type OperatorStack,
+} from "../harness/operator-stack.js";
 import { sleep, waitFor } from "../harness/process.js";
 import { apply, service, v2Route } from "./routes.js";
 import type { EdgeRouteV2 } from "../../src/api/types.js";
@@ -28,7 +33,12 @@ function programmed(r: EdgeRouteV2): boolean {
   return r.status?.conditions?.some((c) => c.type === "Programmed" && c.status === "True") ?? false;
 }
 
-async function waitAllProgrammed(cp: ControlPlane, namespace: string, count: number, timeoutMs: number): Promise<void> {
+async function waitAllProgrammed(
+  cp: ControlPlane,
+  namespace: string,
+  count: number,
+  timeoutMs: number,
+): Promise<void> {
   let last = 0;
   await waitFor(
     `${count} routes in ${namespace} to be Programmed`,
@@ -46,12 +56,21 @@ async function waitAllProgrammed(cp: ControlPlane, namespace: string, count: num
 
 function burst(namespace: string, prefix: string, n: number): string {
   const docs = [];
-  for (let i = 0; i < n; i++) docs.push(toYaml(v2Route(`${prefix}-${i}`, { namespace, service: "checkout", path: `/${prefix}/${i}` })));
+  for (let i = 0; i < n; i++)
+    docs.push(toYaml(v2Route(`${prefix}-${i}`, { namespace, service: "checkout", path: `/${prefix}/${i}` })));
   return docs.join("---\n");
 }
 
 async function leaseHolder(cp: ControlPlane): Promise<string> {
-  const r = await cp.kubectl(["get", "lease", "edge-operator-watcher", "-n", SYSTEM_NAMESPACE, "-o", "jsonpath={.spec.holderIdentity}"]);
+  const r = await cp.kubectl([
+    "get",
+    "lease",
+    "edge-operator-watcher",
+    "-n",
+    SYSTEM_NAMESPACE,
+    "-o",
+    "jsonpath={.spec.holderIdentity}",
+  ]);
   return r.stdout.trim();
 }
 
@@ -74,7 +93,11 @@ describe("reconcile under watcher failures", () => {
 
   it("hands over to the standby when the leader is killed in the middle of a burst, and no key runs twice at once", async () => {
     const a = stack.startWatcher(["--identity", "watcher-a"]);
-    await waitFor("watcher-a to lead", async () => ((await leaseHolder(cp)) === "watcher-a" ? true : undefined), 30_000);
+    await waitFor(
+      "watcher-a to lead",
+      async () => ((await leaseHolder(cp)) === "watcher-a" ? true : undefined),
+      30_000,
+    );
     const b = stack.startWatcher(["--identity", "watcher-b"]);
     await sleep(1000);
     expect(await leaseHolder(cp)).toBe("watcher-a");
@@ -87,7 +110,12 @@ describe("reconcile under watcher failures", () => {
     });
     const killedAt = Date.now();
     await a.kill();
-    await waitFor("watcher-b to take the lease", async () => ((await leaseHolder(cp)) === "watcher-b" ? true : undefined), 30_000, 200);
+    await waitFor(
+      "watcher-b to take the lease",
+      async () => ((await leaseHolder(cp)) === "watcher-b" ? true : undefined),
+      30_000,
+      200,
+    );
     const tookOverMs = Date.now() - killedAt;
     expect(tookOverMs).toBeLessThan(6_000 + 5_000);
     const applied = await creating;
@@ -108,7 +136,12 @@ describe("reconcile under watcher failures", () => {
     const first = stack.startWatcher(["--identity", "watcher-c", "--no-leader-elect"]);
     const n = 500;
     const creating = cp.kubectl(["apply", "-f", "-"], { input: burst("restart", "r", n) });
-    await waitFor("the burst to be under way", async () => ((await listRoutes(cp, "restart")).length > 50 ? true : undefined), 60_000, 200);
+    await waitFor(
+      "the burst to be under way",
+      async () => ((await listRoutes(cp, "restart")).length > 50 ? true : undefined),
+      60_000,
+      200,
+    );
     await first.kill();
     await sleep(1000);
     const second = stack.startWatcher(["--identity", "watcher-d", "--no-leader-elect"]);
@@ -117,7 +150,15 @@ describe("reconcile under watcher failures", () => {
     await waitAllProgrammed(cp, "restart", n, 180_000);
     expect(await metric(stack, "edge_operator_reconcile_overlaps_total")).toBe(0);
 
-    const del = await cp.kubectl(["delete", "edgeroutes", "--all", "-n", "restart", "--wait=true", "--timeout=120s"]);
+    const del = await cp.kubectl([
+      "delete",
+      "edgeroutes",
+      "--all",
+      "-n",
+      "restart",
+      "--wait=true",
+      "--timeout=120s",
+    ]);
     expect(del.code, del.stderr).toBe(0);
     expect(await listRoutes(cp, "restart")).toEqual([]);
     const dp = await stack.dataPlane();

@@ -6,7 +6,16 @@ import { startControlPlane, type ControlPlane } from "../harness/control-plane.j
 import { startCli } from "../harness/operator.js";
 import { startOperatorStack, type OperatorStack } from "../harness/operator-stack.js";
 import { sleep, waitFor } from "../harness/process.js";
-import { apply, cond, endpointSlice, getRoute, service, v1Route, v2Route, waitForConditions } from "./routes.js";
+import {
+  apply,
+  cond,
+  endpointSlice,
+  getRoute,
+  service,
+  v1Route,
+  v2Route,
+  waitForConditions,
+} from "./routes.js";
 
 describe("reconcile: the lab's lifecycle", () => {
   let cp: ControlPlane;
@@ -24,7 +33,9 @@ describe("reconcile: the lab's lifecycle", () => {
   it("self-heals: ServiceNotFound first, then Valid and Synced when the Service appears, with no edit of the route", async () => {
     await apply(cp, v2Route("r1", { service: "checkout" }));
     const before = await waitForConditions(cp, "r1", "False(ServiceNotFound)", "False(Pending)");
-    expect(before.status?.conditions?.find((c) => c.type === "Accepted")?.message).toContain("default/checkout");
+    expect(before.status?.conditions?.find((c) => c.type === "Accepted")?.message).toContain(
+      "default/checkout",
+    );
     expect((await stack.dataPlane()).pushes).toBe(0);
 
     await apply(cp, service("checkout"));
@@ -78,7 +89,9 @@ describe("reconcile: the lab's lifecycle", () => {
     await stack.failNextPush(1_000_000);
     await apply(cp, v2Route("r3", { service: "checkout" }));
     const failed = await waitForConditions(cp, "r3", "True(Valid)", "False(PushFailed)");
-    expect(failed.status?.conditions?.find((c) => c.type === "Programmed")?.message).toContain("told to fail");
+    expect(failed.status?.conditions?.find((c) => c.type === "Programmed")?.message).toContain(
+      "told to fail",
+    );
     expect((await stack.dataPlane()).routes).not.toContain("default/r3");
     // The watcher retries with backoff; once the data plane takes the push, r3 says so.
     await stack.failNextPush(0);
@@ -99,16 +112,37 @@ describe("reconcile: the lab's lifecycle", () => {
     expect(terminating.metadata.finalizers).toContain("net.10xdev.io/deprogram");
     // The data plane still routes to r3 while the push fails, so r3 must stay;
     // past --deprogram-timeout (3s here) it says so, with a Warning event.
-    const stuck = await waitForConditions(cp, "r3", "True(Valid)", "False(DeprogramStuck)", "default", 30_000);
+    const stuck = await waitForConditions(
+      cp,
+      "r3",
+      "True(Valid)",
+      "False(DeprogramStuck)",
+      "default",
+      30_000,
+    );
     expect(stuck.metadata.deletionTimestamp).toBeDefined();
     expect((await stack.dataPlane()).routes).toContain("default/r3");
-    const events = await cp.kubectl(["get", "events", "--field-selector", "involvedObject.name=r3", "-o", "json"]);
-    const reasons = (JSON.parse(events.stdout) as { items: { reason: string; type: string }[] }).items.map((e) => `${e.type}/${e.reason}`);
+    const events = await cp.kubectl([
+      "get",
+      "events",
+      "--field-selector",
+      "involvedObject.name=r3",
+      "-o",
+      "json",
+    ]);
+    const reasons = (JSON.parse(events.stdout) as { items: { reason: string; type: string }[] }).items.map(
+      (e) => `${e.type}/${e.reason}`,
+    );
     expect(reasons).toContain("Warning/DeprogramStuck");
 
     await stack.failNextPush(0);
     await cp.kubectl(["annotate", "service", "checkout", `poke=${Date.now()}`, "--overwrite"]);
-    await waitFor("r3 to be gone", async () => ((await getRoute(cp, "r3")) === undefined ? true : undefined), 90_000, 200);
+    await waitFor(
+      "r3 to be gone",
+      async () => ((await getRoute(cp, "r3")) === undefined ? true : undefined),
+      90_000,
+      200,
+    );
     expect((await stack.dataPlane()).routes).not.toContain("default/r3");
     await waitForConditions(cp, "r2", "True(Valid)", "True(Synced)");
   });
@@ -120,7 +154,13 @@ describe("reconcile: the lab's lifecycle", () => {
     expect((await cp.kubectl(["delete", "edgeroute", "stuck", "--wait=false"])).code).toBe(0);
     await waitForConditions(cp, "stuck", "True(Valid)", "False(DeprogramStuck)", "default", 30_000);
 
-    const bad = startCli("finalizer", ["finalizer", "release", "default/stuck", "--kubeconfig", cp.kubeconfig]);
+    const bad = startCli("finalizer", [
+      "finalizer",
+      "release",
+      "default/stuck",
+      "--kubeconfig",
+      cp.kubeconfig,
+    ]);
     expect(await bad.exited).toBe(2);
     expect(bad.output()).toContain("--reason is required");
 
@@ -135,10 +175,21 @@ describe("reconcile: the lab's lifecycle", () => {
     ]);
     expect(await release.exited, release.output()).toBe(0);
     expect(release.output()).toContain("edgeroute default/stuck: finalizer net.10xdev.io/deprogram released");
-    await waitFor("stuck to be gone", async () => ((await getRoute(cp, "stuck")) === undefined ? true : undefined));
-    const events = await cp.kubectl(["get", "events", "--field-selector", "involvedObject.name=stuck", "-o", "json"]);
+    await waitFor("stuck to be gone", async () =>
+      (await getRoute(cp, "stuck")) === undefined ? true : undefined,
+    );
+    const events = await cp.kubectl([
+      "get",
+      "events",
+      "--field-selector",
+      "involvedObject.name=stuck",
+      "-o",
+      "json",
+    ]);
     const items = (JSON.parse(events.stdout) as { items: { reason: string; message: string }[] }).items;
-    expect(items.find((e) => e.reason === "FinalizerReleasedByHand")?.message).toContain("data plane replaced during an incident");
+    expect(items.find((e) => e.reason === "FinalizerReleasedByHand")?.message).toContain(
+      "data plane replaced during an incident",
+    );
     await stack.failNextPush(0);
     // Many failures have pushed the snapshot key's backoff far out: a Service event brings it back now.
     await cp.kubectl(["annotate", "service", "checkout", `poke=${Date.now()}`, "--overwrite"]);
@@ -169,7 +220,9 @@ describe("reconcile: the lab's lifecycle", () => {
     await sleep(1100);
     await apply(cp, v2Route("younger", { host: "shop.example.com", path: "/cart", service: "checkout" }));
     const younger = await waitForConditions(cp, "younger", "False(Conflicted)", "False(Pending)");
-    expect(younger.status?.conditions?.find((c) => c.type === "Accepted")?.message).toContain("default/older");
+    expect(younger.status?.conditions?.find((c) => c.type === "Accepted")?.message).toContain(
+      "default/older",
+    );
     expect((await stack.dataPlane()).routes).toContain("default/older");
     expect((await stack.dataPlane()).routes).not.toContain("default/younger");
 
@@ -184,10 +237,18 @@ describe("reconcile: the lab's lifecycle", () => {
     for (const name of ["q1", "q2", "q3"]) await waitForConditions(cp, name, "True(Valid)", "True(Synced)");
     const routes = await cp.kubectl(["get", "edgeroutes", "-o", "name"]);
     expect(routes.stdout.trim().split("\n").sort()).toEqual(
-      ["edgeroute.net.10xdev.io/q1", "edgeroute.net.10xdev.io/q2", "edgeroute.net.10xdev.io/q3", "edgeroute.net.10xdev.io/r2", "edgeroute.net.10xdev.io/younger"].sort(),
+      [
+        "edgeroute.net.10xdev.io/q1",
+        "edgeroute.net.10xdev.io/q2",
+        "edgeroute.net.10xdev.io/q3",
+        "edgeroute.net.10xdev.io/r2",
+        "edgeroute.net.10xdev.io/younger",
+      ].sort(),
     );
     const metrics = await fetchText(`${stack.serve.url}/metrics`, stack.serve.caPem);
-    expect(metrics).toMatch(/edge_operator_reconcile_duration_seconds_count\{kind="snapshot",result="done"\} [1-9]/);
+    expect(metrics).toMatch(
+      /edge_operator_reconcile_duration_seconds_count\{kind="snapshot",result="done"\} [1-9]/,
+    );
     expect(metrics).toMatch(/edge_operator_dataplane_pushes_total\{result="ok"\} [1-9]/);
     expect(cond(await getRoute(cp, "q1"), "Programmed")).toBe("True(Synced)");
   });

@@ -5,7 +5,10 @@ import type { EdgeRouteV2 } from "../../src/api/types.js";
 import type { ControlPlane } from "../harness/control-plane.js";
 import { waitFor } from "../harness/process.js";
 
-export function v2Route(name: string, opts: { host?: string; path?: string; service?: string; port?: number; namespace?: string } = {}) {
+export function v2Route(
+  name: string,
+  opts: { host?: string; path?: string; service?: string; port?: number; namespace?: string } = {},
+) {
   return {
     apiVersion: "net.10xdev.io/v2",
     kind: "EdgeRoute",
@@ -22,12 +25,20 @@ export function v2Route(name: string, opts: { host?: string; path?: string; serv
   };
 }
 
-export function v1Route(name: string, opts: { host?: string; path?: string; service?: string; port?: number; namespace?: string } = {}) {
+export function v1Route(
+  name: string,
+  opts: { host?: string; path?: string; service?: string; port?: number; namespace?: string } = {},
+) {
   return {
     apiVersion: "net.10xdev.io/v1",
     kind: "EdgeRoute",
     metadata: { name, namespace: opts.namespace ?? "default" },
-    spec: { host: opts.host ?? `${name}.example.com`, pathPrefix: opts.path ?? "/", service: opts.service ?? "checkout", port: opts.port ?? 8080 },
+    spec: {
+      host: opts.host ?? `${name}.example.com`,
+      pathPrefix: opts.path ?? "/",
+      service: opts.service ?? "checkout",
+      port: opts.port ?? 8080,
+    },
   };
 }
 
@@ -56,7 +67,11 @@ export async function apply(cp: ControlPlane, ...objects: object[]): Promise<voi
   if (r.code !== 0) throw new Error(`kubectl apply failed: ${r.stderr}`);
 }
 
-export async function getRoute(cp: ControlPlane, name: string, namespace = "default"): Promise<EdgeRouteV2 | undefined> {
+export async function getRoute(
+  cp: ControlPlane,
+  name: string,
+  namespace = "default",
+): Promise<EdgeRouteV2 | undefined> {
   const r = await cp.kubectl(["get", "edgeroutes.v2.net.10xdev.io", name, "-n", namespace, "-o", "json"]);
   if (r.code !== 0) {
     if (r.stderr.includes("NotFound")) return undefined;
@@ -86,12 +101,16 @@ export async function waitForConditions(
       `${namespace}/${name} to be Accepted=${accepted} Programmed=${programmed}`,
       async () => {
         last = await getRoute(cp, name, namespace);
-        return cond(last, "Accepted") === accepted && cond(last, "Programmed") === programmed ? last : undefined;
+        return cond(last, "Accepted") === accepted && cond(last, "Programmed") === programmed
+          ? last
+          : undefined;
       },
       timeoutMs,
       100,
     );
   } catch (e) {
-    throw new Error(`${(e as Error).message}; last seen: Accepted=${cond(last, "Accepted")} Programmed=${cond(last, "Programmed")}`);
+    throw new Error(
+      `${(e as Error).message}; last seen: Accepted=${cond(last, "Accepted")} Programmed=${cond(last, "Programmed")}`,
+    );
   }
 }

@@ -55,7 +55,10 @@ describe("test control plane", () => {
     expect(v.gitVersion).toBe(pinnedKubernetesVersion());
     const kubectl = await cp.kubectl(["version", "-o", "json"]);
     expect(kubectl.code, kubectl.stderr).toBe(0);
-    const both = JSON.parse(kubectl.stdout) as { clientVersion: { gitVersion: string }; serverVersion: { gitVersion: string } };
+    const both = JSON.parse(kubectl.stdout) as {
+      clientVersion: { gitVersion: string };
+      serverVersion: { gitVersion: string };
+    };
     expect(both.clientVersion.gitVersion).toBe(pinnedKubernetesVersion());
     expect(both.serverVersion.gitVersion).toBe(pinnedKubernetesVersion());
   });
@@ -63,8 +66,15 @@ describe("test control plane", () => {
   it("applies a CRD with kubectl and waits for it to be Established", async () => {
     const apply = await cp.kubectl(["apply", "-f", "-"], { input: toYaml(widgetCrd) });
     expect(apply.code, apply.stderr).toBe(0);
-    expect(apply.stdout).toContain("customresourcedefinition.apiextensions.k8s.io/widgets.smoke.example.com created");
-    const wait = await cp.kubectl(["wait", "--for=condition=Established", "crd/widgets.smoke.example.com", "--timeout=60s"]);
+    expect(apply.stdout).toContain(
+      "customresourcedefinition.apiextensions.k8s.io/widgets.smoke.example.com created",
+    );
+    const wait = await cp.kubectl([
+      "wait",
+      "--for=condition=Established",
+      "crd/widgets.smoke.example.com",
+      "--timeout=60s",
+    ]);
     expect(wait.code, wait.stderr).toBe(0);
   });
 
@@ -73,14 +83,26 @@ describe("test control plane", () => {
     const target = { group: "smoke.example.com", version: "v1", namespace: "default", plural: "widgets" };
     await api.createNamespacedCustomObject({
       ...target,
-      body: { apiVersion: "smoke.example.com/v1", kind: "Widget", metadata: { name: "w1" }, spec: { size: 3 } },
+      body: {
+        apiVersion: "smoke.example.com/v1",
+        kind: "Widget",
+        metadata: { name: "w1" },
+        spec: { size: 3 },
+      },
     });
-    const got = (await api.getNamespacedCustomObject({ ...target, name: "w1" })) as { spec: { size: number } };
+    const got = (await api.getNamespacedCustomObject({ ...target, name: "w1" })) as {
+      spec: { size: number };
+    };
     expect(got.spec.size).toBe(3);
     await expect(
       api.createNamespacedCustomObject({
         ...target,
-        body: { apiVersion: "smoke.example.com/v1", kind: "Widget", metadata: { name: "w2" }, spec: { size: 0 } },
+        body: {
+          apiVersion: "smoke.example.com/v1",
+          kind: "Widget",
+          metadata: { name: "w2" },
+          spec: { size: 0 },
+        },
       }),
     ).rejects.toThrow(/spec.size/);
   });
@@ -96,7 +118,11 @@ describe("test control plane", () => {
 
   it("gives a restricted identity only what its Role allows", async () => {
     await cp.kubectl(["create", "namespace", "limited"]);
-    const kc = await cp.restrictedKubeconfig("reader", [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list"] }], "limited");
+    const kc = await cp.restrictedKubeconfig(
+      "reader",
+      [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "list"] }],
+      "limited",
+    );
     const allowed = await cp.kubectl(["get", "configmaps", "-n", "limited"], { kubeconfig: kc });
     expect(allowed.code, allowed.stderr).toBe(0);
     const denied = await cp.kubectl(["create", "configmap", "x", "-n", "limited"], { kubeconfig: kc });
