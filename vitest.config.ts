@@ -21,6 +21,8 @@ export default defineConfig({
           name: "unit",
           include: ["src/**/*.test.ts", "test/unit/**/*.test.ts"],
           environment: "node",
+          // Property and fuzz tests run thousands of cases; a shared 2-core machine needs the slack.
+          testTimeout: 60_000,
         },
       },
       {

@@ -6,7 +6,7 @@
 import { fieldError, FieldPath, formatFieldError, type FieldError } from "../api/field-error.js";
 import { HEADER_NAME_PATTERN, HOSTNAME_PATTERN, LIMITS } from "../api/schema.js";
 import type { EdgeRouteV2 } from "../api/types.js";
-import { parseGatewayDuration } from "./gateway-duration.js";
+import { parseGatewayDuration } from "../api/duration.js";
 import { pathProblem } from "./path-match.js";
 import { serviceKey, type ServiceEndpoints } from "./service-endpoints.js";
 

@@ -28,7 +28,8 @@ import {
   type RouteAction,
   type VirtualHost,
 } from "./envoy-resources.js";
-import { parseGatewayDuration, protoDuration } from "./gateway-duration.js";
+import { parseGatewayDuration } from "../api/duration.js";
+import { protoDuration } from "./proto-duration.js";
 import { envoyPathMatch, normalizePath } from "./path-match.js";
 import { checkRoute } from "./route-check.js";
 import { compareAge, compareHostnames, creationTime, orderKeyOf } from "./route-order.js";

@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { formatFieldError } from "../api/field-error.js";
-import { hostnameProblems, parseDuration, pathProblems, validateRoute } from "./validate.js";
+import { parseGatewayDuration as parseDuration } from "../api/duration.js";
+import { hostnameProblems, pathProblems, validateRoute } from "./validate.js";
 
 const v1 = (spec: Record<string, unknown>) => ({
   apiVersion: "net.10xdev.io/v1",

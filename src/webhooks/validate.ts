@@ -2,6 +2,7 @@
 // src/api/schema.ts (the CRD's own, compiled once by ajv) and the rules a
 // schema cannot say. Pure: an object in, every field error out.
 
+import { parseGatewayDuration } from "../api/duration.js";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsPlugin from "ajv-formats";
 import { fieldError, FieldPath, pointerToPath, type FieldError } from "../api/field-error.js";
@@ -165,23 +166,12 @@ export function pathProblems(path: string): string[] {
   return problems;
 }
 
-const DURATION = /^([0-9]{1,5}(h|ms|m|s)){1,4}$/;
-const DURATION_PART = /([0-9]{1,5})(h|ms|m|s)/g;
-const UNIT_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1 };
-
-/** A Gateway API duration (GEP-2257) in milliseconds, or undefined when it is not one. */
-export function parseDuration(text: string): number | undefined {
-  if (!DURATION.test(text)) return undefined;
-  let ms = 0;
-  for (const m of text.matchAll(DURATION_PART)) ms += Number(m[1]) * (UNIT_MS[m[2] ?? ""] ?? 0);
-  return ms;
-}
-
 const MAX_TIMEOUT_MS = LIMITS.maxTimeoutSeconds * 1000;
 
 function timeoutProblems(text: string): string[] {
-  const ms = parseDuration(text);
-  if (ms === undefined) return ["must be a duration such as 15s, 1m30s or 500ms (units h, m, s, ms)"];
+  const ms = parseGatewayDuration(text);
+  if (ms === undefined)
+    return ["must be a duration such as 15s, 1m30s or 500ms (units h, m, s, ms)"];
   return ms > MAX_TIMEOUT_MS ? ["must be at most 1h"] : [];
 }
 

@@ -1,6 +1,6 @@
-// Gateway API durations (GEP-2257: `1h`, `1m30s`, `500ms`) as milliseconds, and
-// milliseconds as a protobuf Duration in its proto3 JSON form (`90s`, `0.500s`),
-// which is what Envoy's JSON config takes for a timeout.
+// Gateway API durations (GEP-2257: `1h`, `1m30s`, `500ms`) as milliseconds: one
+// parser for admission, conversion and the snapshot, so all three agree on what
+// a timeout means.
 
 const UNIT_MS: Readonly<Record<string, number>> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1 };
 const DURATION = /^([0-9]{1,5}(h|ms|m|s)){1,4}$/;
@@ -30,11 +30,4 @@ function parse(text: string): number | undefined {
     total += Number(digits) * (UNIT_MS[unit] ?? 0);
   }
   return total;
-}
-
-/** 90000 → `90s`, 500 → `0.500s`: proto3 JSON uses 0, 3, 6 or 9 fractional digits. */
-export function protoDuration(ms: number): string {
-  const seconds = Math.floor(ms / 1000);
-  const rest = ms % 1000;
-  return rest === 0 ? `${seconds}s` : `${seconds}.${String(rest).padStart(3, "0")}s`;
 }
