@@ -1,6 +1,11 @@
 // What a route claims: (host, match) pairs, as comparable strings. Two matches
 // are the same when their path type and value and their header set are; header
-// names compare without case, as HTTP does.
+// names compare without case, as HTTP does. Paths are normalized as the
+// snapshot normalizes them (`/api/` is `/api`), so the admission warning and
+// the Conflicted condition agree.
+
+import type { PathMatchType } from "../api/types.js";
+import { normalizePath } from "../reconcile/path-match.js";
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);
@@ -20,7 +25,11 @@ export function matchKey(match: unknown): string | undefined {
     }
   }
   headers.sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1));
-  return JSON.stringify([type, match.path.value, headers]);
+  const path =
+    type === "Exact" || type === "PathPrefix"
+      ? normalizePath(type as PathMatchType, match.path.value)
+      : match.path.value;
+  return JSON.stringify([type, path, headers]);
 }
 
 /** `PathPrefix /api` or `Exact /api with headers x-a=1, x-b=2`, from a matchKey. */
@@ -62,7 +71,9 @@ export function claimsOf(spec: unknown): Claim[] {
   }
   if (typeof spec.pathPrefix === "string") {
     const host = typeof spec.host === "string" ? spec.host : "";
-    return [{ host, match: JSON.stringify(["PathPrefix", spec.pathPrefix, []]) }];
+    return [
+      { host, match: JSON.stringify(["PathPrefix", normalizePath("PathPrefix", spec.pathPrefix), []]) },
+    ];
   }
   return [];
 }
