@@ -252,3 +252,50 @@ describe("validateReview", () => {
     });
   });
 });
+
+describe("validateReview: the v2 spec a v1 object carries", () => {
+  const v1 = (annotation: string) => ({
+    apiVersion: "net.10xdev.io/v1",
+    kind: "EdgeRoute",
+    metadata: { name: "shop", namespace: "default", annotations: { "net.10xdev.io/v2-spec": annotation } },
+    spec: { pathPrefix: "/api", service: "checkout", port: 8080 },
+  });
+  const asV1 = { kind: { group: "net.10xdev.io", version: "v1", kind: "EdgeRoute" } };
+
+  it("refuses an annotation that is not JSON, naming the annotation", async () => {
+    const verdict = await validateReview(parsed(review({ ...asV1, object: v1("{not json") })));
+    expect(verdict.allowed).toBe(false);
+    expect(JSON.stringify(verdict)).toContain("net.10xdev.io/v2-spec");
+  });
+
+  it("refuses an annotated v2 spec that would not validate, with the field under the annotation", async () => {
+    const spec = {
+      rules: [
+        { matches: [{ path: { value: "/api" } }], backends: [{ name: "checkout", port: 8080 }] },
+        { matches: [{ path: { value: "/b" } }], backends: [{ name: "checkout", port: 70000 }] },
+      ],
+    };
+    const verdict = await validateReview(parsed(review({ ...asV1, object: v1(JSON.stringify(spec)) })));
+    expect(verdict.allowed).toBe(false);
+    expect(JSON.stringify(verdict)).toContain(
+      "metadata.annotations[net.10xdev.io/v2-spec].rules[1].backends[0].port",
+    );
+  });
+
+  it("admits a v1 object whose annotation is a valid v2 spec", async () => {
+    const spec = {
+      rules: [
+        {
+          matches: [{ path: { type: "PathPrefix", value: "/api" } }],
+          backends: [{ name: "checkout", port: 8080, weight: 1 }],
+        },
+        {
+          matches: [{ path: { type: "Exact", value: "/b" } }],
+          backends: [{ name: "other", port: 80, weight: 1 }],
+        },
+      ],
+    };
+    const verdict = await validateReview(parsed(review({ ...asV1, object: v1(JSON.stringify(spec)) })));
+    expect(verdict).toEqual({ allowed: true });
+  });
+});

@@ -5,7 +5,17 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import jsonPatch from "fast-json-patch";
 import { formatFieldError, type FieldError } from "../api/field-error.js";
-import { GROUP, KIND, isVersion, versionOf, type Version } from "../api/types.js";
+import {
+  API_VERSION_V2,
+  GROUP,
+  KIND,
+  V2_SPEC_ANNOTATION,
+  isVersion,
+  versionOf,
+  type EdgeRoute,
+  type Version,
+} from "../api/types.js";
+import { convert } from "../conversion/convert.js";
 import type { JsonReply, JsonRoute, RequestContext } from "../server/json-route.js";
 import { logger } from "../server/logger.js";
 import { webhookDecisions } from "../server/metrics.js";
@@ -106,6 +116,7 @@ export async function validateReview(
     return { allowed: true };
   }
   const errors = validateRoute(obj, version);
+  if (errors.length === 0 && version === "v1") errors.push(...annotatedSpecErrors(obj));
   if (errors.length > 0) {
     return deny(422, "Invalid", invalidMessage(nameOf(request, obj), errors));
   }
@@ -113,6 +124,25 @@ export async function validateReview(
   const me = summarize(obj, request.namespace ?? "");
   const warnings = me ? await conflicts.warnings(me) : [];
   return warnings.length > 0 ? { allowed: true, warnings } : { allowed: true };
+}
+
+/**
+ * A v1 object may carry the whole v2 spec in an annotation (see
+ * docs/conversion.md). A v1 client can write a broken one, and every v2 read of
+ * the object would then fail: so the v2 object it converts to is checked too,
+ * and its errors are reported under the annotation.
+ */
+function annotatedSpecErrors(obj: Record<string, unknown>): FieldError[] {
+  const annotations =
+    isRecord(obj.metadata) && isRecord(obj.metadata.annotations) ? obj.metadata.annotations : {};
+  if (annotations[V2_SPEC_ANNOTATION] === undefined) return [];
+  const converted = convert(obj as unknown as EdgeRoute, API_VERSION_V2);
+  if (!converted.ok) return [...converted.errors];
+  const where = `metadata.annotations[${V2_SPEC_ANNOTATION}]`;
+  return validateRoute(converted.object, "v2").map((e) => ({
+    ...e,
+    path: where + e.path.replace(/^spec/, ""),
+  }));
 }
 
 function mutableParts(obj: unknown): object {
