@@ -13,16 +13,6 @@ export function backendServices(route: EdgeRouteV2): string[] {
   return [...names].sort();
 }
 
-export function serviceNotFound(namespace: string, missing: readonly string[]): DesiredCondition {
-  const list = missing.map((m) => `${namespace}/${m}`).join(", ");
-  return {
-    type: "Accepted",
-    status: "False",
-    reason: "ServiceNotFound",
-    message: `${missing.length === 1 ? "Service" : "Services"} not found: ${list}`,
-  };
-}
-
 export const pendingNotAccepted: DesiredCondition = {
   type: "Programmed",
   status: "False",

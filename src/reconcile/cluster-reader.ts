@@ -53,18 +53,12 @@ export class ClusterReader {
     }
   }
 
-  async serviceExists(namespace: string, name: string): Promise<boolean> {
+  async getService(namespace: string, name: string): Promise<V1Service | undefined> {
     try {
-      await this.kube.json<V1Service>(
-        "GET",
-        `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(name)}`,
-        {
-          timeoutMs: 15_000,
-        },
-      );
-      return true;
+      const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(name)}`;
+      return await this.kube.json<V1Service>("GET", path, { timeoutMs: 15_000 });
     } catch (e) {
-      if (isNotFound(e)) return false;
+      if (isNotFound(e)) return undefined;
       throw e;
     }
   }

@@ -18,7 +18,6 @@ import {
   backendServices,
   pendingNotAccepted,
   programmedFrom,
-  serviceNotFound,
   type PushVerdict,
 } from "./acceptance.js";
 import { ClusterReader, isNotFound, routePath } from "./cluster-reader.js";
@@ -26,7 +25,13 @@ import { findCondition, nextStatus, nowRfc3339, type DesiredCondition } from "./
 import type { EventRecorder } from "./events.js";
 import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
 import { reconcileMetrics } from "./reconcile-metrics.js";
-import { endpointsByService } from "./service-endpoints.js";
+import { checkRoute } from "./route-check.js";
+import {
+  endpointsByService,
+  serviceEndpoints,
+  serviceKey,
+  type ServiceEndpoints,
+} from "./service-endpoints.js";
 import { buildSnapshot, routeKey, type Snapshot, type SnapshotOptions } from "./snapshot.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 
@@ -164,17 +169,27 @@ export class Reconciler {
         enqueue: [SNAPSHOT_KEY],
       };
     }
-    const services = backendServices(route);
-    const exists = await Promise.all(services.map((s) => this.read.serviceExists(ref.namespace, s)));
-    const missing = services.filter((_, i) => !exists[i]);
-    if (missing.length > 0) {
-      const wrote = await this.writeStatus(route, [
-        serviceNotFound(ref.namespace, missing),
-        pendingNotAccepted,
-      ]);
+    // The same check the snapshot makes, on the same inputs, so both keys write
+    // the same words and never undo each other.
+    const services = new Map<string, ServiceEndpoints>();
+    await Promise.all(
+      backendServices(route).map(async (name) => {
+        const svc = await this.read.getService(ref.namespace, name);
+        if (svc) services.set(serviceKey(ref.namespace, name), serviceEndpoints(svc, []));
+      }),
+    );
+    const check = checkRoute(route, services);
+    if (!check.ok) {
+      const accepted: DesiredCondition = {
+        type: "Accepted",
+        status: "False",
+        reason: check.reason,
+        message: check.message,
+      };
+      const wrote = await this.writeStatus(route, [accepted, pendingNotAccepted]);
       return {
         result: "done",
-        did: [`${key}: ServiceNotFound${wrote ? " (status written)" : ""}`],
+        did: [`${key}: ${check.reason}${wrote ? " (status written)" : ""}`],
         enqueue: [SNAPSHOT_KEY],
       };
     }
