@@ -1,14 +1,23 @@
 #!/usr/bin/env node
 // edge-operator: one executable, one subcommand per job.
 
+import { logger } from "../server/logger.js";
 import { UsageError, type Command } from "./command.js";
 import { serveCommand } from "./serve.js";
 import { certsCommand } from "./certs.js";
 import { watchCommand } from "./watch.js";
 import { finalizerCommand } from "./finalizer.js";
 import { migrateCommand } from "./migrate.js";
+import { demoCommand } from "./demo.js";
 
-const commands: Command[] = [serveCommand, watchCommand, certsCommand, finalizerCommand, migrateCommand];
+const commands: Command[] = [
+  serveCommand,
+  watchCommand,
+  certsCommand,
+  finalizerCommand,
+  migrateCommand,
+  demoCommand,
+];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));
@@ -48,12 +57,15 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-main(process.argv.slice(2)).then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    process.stderr.write(`edge-operator: ${(err as Error).message}\n`);
-    process.exitCode = 1;
-  },
-);
+// A command that returned is done: watches, keep-alive sockets and timers it
+// left open must not keep the process alive (a pod would wait out its whole
+// grace period). Logs are flushed first.
+function exit(code: number): void {
+  process.exitCode = code;
+  logger.flush(() => process.exit(code));
+}
+
+main(process.argv.slice(2)).then(exit, (err: unknown) => {
+  process.stderr.write(`edge-operator: ${(err as Error).message}\n`);
+  exit(1);
+});

@@ -27,7 +27,7 @@ import {
   type AdmissionRequest,
   type Verdict,
 } from "./admission-review.js";
-import { ConflictLookup, summarize } from "./conflicts.js";
+import { ConflictIndex, summarize } from "./conflicts.js";
 import { mutateRoute } from "./mutate.js";
 import { validateRoute } from "./validate.js";
 
@@ -90,7 +90,7 @@ function missingObject(request: AdmissionRequest): Verdict {
 
 export async function validateReview(
   request: AdmissionRequest,
-  conflicts?: ConflictLookup,
+  conflicts?: Pick<ConflictIndex, "warnings">,
 ): Promise<Verdict> {
   // Deletes and status writes are not this webhook's to judge; cleanup is never blocked.
   if ((request.operation !== "CREATE" && request.operation !== "UPDATE") || request.subResource)
@@ -122,7 +122,7 @@ export async function validateReview(
   }
   if (!conflicts) return { allowed: true };
   const me = summarize(obj, request.namespace ?? "");
-  const warnings = me ? await conflicts.warnings(me) : [];
+  const warnings = me ? conflicts.warnings(me) : [];
   return warnings.length > 0 ? { allowed: true, warnings } : { allowed: true };
 }
 
@@ -195,7 +195,7 @@ function admissionRoute(path: string, webhook: string, decide: Decide): JsonRout
  * that an older route already owns; without one it judges the object alone.
  */
 export function admissionRoutes(kc?: KubeConfig): JsonRoute[] {
-  const conflicts = kc ? new ConflictLookup(kc, { log: logger }) : undefined;
+  const conflicts = kc ? new ConflictIndex(kc, { log: logger }) : undefined;
   return [
     admissionRoute("/validate", "validate", (request) => validateReview(request, conflicts)),
     admissionRoute("/mutate", "mutate", mutateReview),

@@ -1,8 +1,6 @@
-import net from "node:net";
-import type { AddressInfo } from "node:net";
-import { KubeConfig } from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ConflictLookup, conflictWarnings, type RouteSummary } from "./conflicts.js";
+import { pino } from "pino";
+import { describe, expect, it } from "vitest";
+import { ConflictIndex, conflictWarnings, summarize, type RouteSummary } from "./conflicts.js";
 
 const v2 = (
   name: string,
@@ -71,57 +69,40 @@ describe("conflictWarnings", () => {
   });
 });
 
-describe("ConflictLookup", () => {
-  // An apiserver that accepts connections and never answers.
-  let silent: net.Server;
-  const sockets: net.Socket[] = [];
-  beforeAll(async () => {
-    silent = net.createServer((s) => sockets.push(s));
-    await new Promise<void>((r) => silent.listen(0, "127.0.0.1", r));
+describe("ConflictIndex", () => {
+  const index = () => new ConflictIndex(undefined, { log: pino({ level: "silent" }) });
+  const obj = (name: string, created: string, paths: string[], deleting = false) => ({
+    metadata: {
+      name,
+      namespace: "default",
+      creationTimestamp: created,
+      ...(deleting ? { deletionTimestamp: created } : {}),
+    },
+    spec: {
+      hostnames: ["shop.example.com"],
+      rules: [{ matches: paths.map((value) => ({ path: { value } })), backends: [] }],
+    },
   });
-  afterAll(async () => {
-    for (const s of sockets) s.destroy();
-    await new Promise<void>((r) => silent.close(() => r()));
-  });
+  const me = summarize(obj("new", "2026-01-02T00:00:00Z", ["/cart/"]))!;
 
-  function kubeConfig(server: string): KubeConfig {
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
-      clusters: [{ name: "c", server, skipTLSVerify: true }],
-      users: [{ name: "u", token: "t" }],
-      contexts: [{ name: "x", cluster: "c", user: "u" }],
-      currentContext: "x",
-    });
-    return kc;
-  }
-
-  it("gives up after its budget when the apiserver does not answer, and shares the one request", async () => {
-    const lookup = new ConflictLookup(
-      kubeConfig(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`),
-      { budgetMs: 200 },
-    );
-    const started = Date.now();
-    const all = await Promise.all(
-      Array.from({ length: 20 }, () => lookup.warnings(v2("x", undefined, [], ["/"]))),
-    );
-    const took = Date.now() - started;
-    expect(all.every((w) => w.length === 0)).toBe(true);
-    expect(took).toBeGreaterThanOrEqual(190);
-    expect(took).toBeLessThan(1000);
-    expect(sockets.length).toBe(1);
+  it("warns from what the watch told it, and forgets a route that was deleted or moved", () => {
+    const i = index();
+    i.apply("ADDED", obj("old", "2026-01-01T00:00:00Z", ["/cart"]));
+    i.apply("ADDED", obj("other", "2026-01-01T00:00:00Z", ["/other"]));
+    expect(i.warnings(me)).toEqual([
+      "conflicts with older EdgeRoute default/old on shop.example.com PathPrefix /cart; that route wins",
+    ]);
+    i.apply("MODIFIED", obj("old", "2026-01-01T00:00:00Z", ["/elsewhere"]));
+    expect(i.warnings(me)).toEqual([]);
+    i.apply("MODIFIED", obj("old", "2026-01-01T00:00:00Z", ["/cart"]));
+    i.apply("DELETED", obj("old", "2026-01-01T00:00:00Z", ["/cart"]));
+    expect(i.warnings(me)).toEqual([]);
   });
 
-  it("answers no warnings, at once, when the apiserver is unreachable", async () => {
-    const port = await new Promise<number>((resolve) => {
-      const s = net.createServer();
-      s.listen(0, "127.0.0.1", () => {
-        const p = (s.address() as AddressInfo).port;
-        s.close(() => resolve(p));
-      });
-    });
-    const lookup = new ConflictLookup(kubeConfig(`http://127.0.0.1:${port}`), { budgetMs: 5000 });
-    const started = Date.now();
-    expect(await lookup.warnings(v2("x", undefined, [], ["/"]))).toEqual([]);
-    expect(Date.now() - started).toBeLessThan(2000);
+  it("ignores a terminating owner and a younger one", () => {
+    const i = index();
+    i.apply("ADDED", obj("leaving", "2026-01-01T00:00:00Z", ["/cart"], true));
+    i.apply("ADDED", obj("younger", "2026-01-03T00:00:00Z", ["/cart"]));
+    expect(i.warnings(me)).toEqual([]);
   });
 });

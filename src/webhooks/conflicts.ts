@@ -1,12 +1,13 @@
 // The conflict warning: a route whose host and match an older route already
 // owns will be Accepted=False/Conflicted once reconciled; admission says so at
-// once, but never refuses it (DESIGN.md). The cluster lookup is best effort:
-// it has a time budget, is shared by the requests of one short window, and a
-// failure or a slow apiserver only means no warning.
+// once, but never refuses it (DESIGN.md). What the cluster holds comes from a
+// watch-fed index, so a warning never waits on the apiserver.
 
-import { CustomObjectsApi, type KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
 import { GROUP, PLURAL } from "../api/types.js";
 import type { Logger } from "../server/logger.js";
+import { Informer, type EventType } from "../watcher/informer.js";
+import { kubeClient } from "../watcher/kube-http.js";
 import { claimKey, claimsOf, describeMatch } from "./route-keys.js";
 
 export interface RouteSummary {
@@ -71,77 +72,78 @@ export function conflictWarnings(route: RouteSummary, others: readonly RouteSumm
   return warnings;
 }
 
-export interface ConflictLookupOptions {
-  /** Longest a request waits for the list, in ms. */
-  budgetMs?: number;
-  /** How long one list answers later requests, in ms. */
-  ttlMs?: number;
-  log?: Logger;
+export interface ConflictIndexOptions {
+  log: Logger;
+  /** Called with every event the index takes (tests wait on it). */
+  onEvent?: (type: EventType) => void;
 }
 
-/** Lists every EdgeRoute (v2) at most once per ttl, and never waits past its budget. */
-export class ConflictLookup {
-  private readonly api: CustomObjectsApi;
-  private readonly budgetMs: number;
-  private readonly ttlMs: number;
-  private current: { at: number; settled: boolean; routes: Promise<RouteSummary[] | undefined> } | undefined;
+/**
+ * Every EdgeRoute's claims, kept current by one list+watch (the watcher's
+ * Informer), so a warning costs a few map lookups instead of a LIST per
+ * request: a LIST of thousands of routes, converted by this same process, is
+ * what would make admission slow past its timeout. Until the first list is in,
+ * and whenever the watch is down, the index may be behind: warnings are best
+ * effort and admission never waits on them.
+ */
+export class ConflictIndex {
+  private readonly routes = new Map<string, { summary: RouteSummary; claims: string[] }>();
+  private readonly claimers = new Map<string, Set<string>>();
+  private readonly informer: Informer | undefined;
 
   constructor(
-    kc: KubeConfig,
-    private readonly opts: ConflictLookupOptions = {},
+    kc: KubeConfig | undefined,
+    private readonly opts: ConflictIndexOptions,
   ) {
-    this.api = kc.makeApiClient(CustomObjectsApi);
-    this.budgetMs = opts.budgetMs ?? 1500;
-    this.ttlMs = opts.ttlMs ?? 1000;
-  }
-
-  private fetch(): Promise<RouteSummary[] | undefined> {
-    const now = Date.now();
-    // One list in flight at a time: a slow apiserver must not collect a pile of
-    // requests from a busy webhook. One that never answers is given up on.
-    const c = this.current;
-    if (c && (c.settled ? now - c.at < this.ttlMs : now - c.at < this.budgetMs * 10)) return c.routes;
-    const entry = {
-      at: now,
-      settled: false,
-      routes: this.api
-        // resourceVersion "0": the apiserver's watch cache will do; no quorum read.
-        .listClusterCustomObject({ group: GROUP, version: "v2", plural: PLURAL, resourceVersion: "0" })
-        .then((list: unknown) => {
-          const items = isRecord(list) && Array.isArray(list.items) ? list.items : [];
-          return items.map((i) => summarize(i)).filter((s): s is RouteSummary => s !== undefined);
-        })
-        .catch((err: unknown) => {
-          this.opts.log?.warn({ err }, "conflict lookup failed; admitting without conflict warnings");
-          return undefined;
-        })
-        .finally(() => {
-          entry.settled = true;
-          entry.at = Date.now();
-        }),
-    };
-    this.current = entry;
-    return entry.routes;
-  }
-
-  /** The other routes, or undefined when they are not known within the budget. */
-  async routes(): Promise<RouteSummary[] | undefined> {
-    const routes = this.fetch();
-    // A fresh answer in hand needs no timer.
-    if (this.current?.settled) return routes;
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<undefined>((resolve) => {
-      timer = setTimeout(() => resolve(undefined), this.budgetMs);
+    if (!kc) return;
+    this.informer = new Informer({
+      name: "edgeroutes (conflict warnings)",
+      path: `/apis/${GROUP}/v2/${PLURAL}`,
+      client: kubeClient(kc),
+      onEvent: (type, obj) => this.apply(type, obj),
+      log: opts.log,
     });
-    try {
-      return await Promise.race([routes, late]);
-    } finally {
-      clearTimeout(timer);
-    }
+    this.informer.start();
   }
 
-  async warnings(route: RouteSummary): Promise<string[]> {
-    const others = await this.routes();
-    return others ? conflictWarnings(route, others) : [];
+  /** Takes one watch event: the route's old claims go, its new ones come. */
+  apply(type: EventType, obj: unknown): void {
+    const summary = summarize(obj);
+    if (!summary) return;
+    const key = `${summary.namespace}/${summary.name}`;
+    const old = this.routes.get(key);
+    for (const c of old?.claims ?? []) {
+      const set = this.claimers.get(c);
+      set?.delete(key);
+      if (set?.size === 0) this.claimers.delete(c);
+    }
+    this.routes.delete(key);
+    if (type !== "DELETED") {
+      const claims = [...new Set(claimsOf(summary.spec).map(claimKey))];
+      this.routes.set(key, { summary, claims });
+      for (const c of claims) {
+        let set = this.claimers.get(c);
+        if (!set) this.claimers.set(c, (set = new Set()));
+        set.add(key);
+      }
+    }
+    this.opts.onEvent?.(type);
+  }
+
+  /** Warnings for `route` from the routes that share a claim with it. */
+  warnings(route: RouteSummary): string[] {
+    const others = new Set<string>();
+    for (const c of claimsOf(route.spec)) for (const k of this.claimers.get(claimKey(c)) ?? []) others.add(k);
+    if (others.size === 0) return [];
+    const summaries: RouteSummary[] = [];
+    for (const k of others) {
+      const r = this.routes.get(k);
+      if (r) summaries.push(r.summary);
+    }
+    return conflictWarnings(route, summaries);
+  }
+
+  async stop(): Promise<void> {
+    await this.informer?.stop();
   }
 }
