@@ -68,11 +68,20 @@ type Crd = CrdStorageView & { readonly [key: string]: unknown };
 const CRD_PATH = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
 const MAX_ATTEMPTS = 6;
 const MAX_REREADS = 10;
+const MAX_LIST_RESTARTS = 20;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 function statusOf(err: unknown): number {
   return err instanceof KubeError ? err.status : 0;
+}
+
+/** The continue token a 410 Expired may carry, to go on at the latest revision. */
+function continueTokenOf(err: unknown): string | undefined {
+  if (!(err instanceof KubeError)) return undefined;
+  const body = err.body as { metadata?: { continue?: unknown } } | undefined;
+  const token = body?.metadata?.continue;
+  return typeof token === "string" && token !== "" ? token : undefined;
 }
 
 /** Retries what may pass (429, 5xx, a dropped connection) with backoff; throws anything else at once. */
@@ -140,7 +149,15 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
     );
 
   let restarts = 0;
-  /** Pages of every object; the next page is fetched while this one is written. */
+  /**
+   * Pages of every object; the next page is fetched while this one is written.
+   * A list is one etcd snapshot, and its continue token expires (410) once that
+   * revision is compacted, typically after 5 minutes: a pass over many objects
+   * outlives it. The 410 then carries a token that goes on from the next key at
+   * the latest revision; migration needs no consistent snapshot (objects made
+   * since were written in the storage version), so it takes that. Without one,
+   * it starts over: what was written is cheap to write again.
+   */
   async function* pages(): AsyncGenerator<ObjectList> {
     let pending = listPage(undefined);
     for (;;) {
@@ -148,12 +165,13 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
       try {
         page = await pending;
       } catch (err) {
-        // 410 Expired: the continue token's revision was compacted. Start over;
-        // objects already written are cheap to write again.
-        if (statusOf(err) !== 410) throw err;
+        if (statusOf(err) !== 410 || restarts >= MAX_LIST_RESTARTS) throw err;
         restarts++;
-        opts.log(`migrate: the list expired (410); listing again from the start`);
-        pending = listPage(undefined);
+        const resume = continueTokenOf(err);
+        opts.log(
+          `migrate: the list expired (410); ${resume ? "going on from the next object" : "listing again from the start"}`,
+        );
+        pending = listPage(resume);
         continue;
       }
       const cont = page.metadata.continue;
@@ -256,10 +274,11 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
     const now = await readCrd();
     const again = mustPlan(now);
     if (again.storageVersion !== storageVersion || now.metadata.generation !== crd.metadata.generation) {
-      throw new MigrationError(
-        `the CRD changed during the migration (storage version ${storageVersion} → ${again.storageVersion}, ` +
-          `generation ${crd.metadata.generation ?? "?"} → ${now.metadata.generation ?? "?"}); run migrate again`,
-      );
+      const what =
+        again.storageVersion !== storageVersion
+          ? `storage version ${storageVersion} → ${again.storageVersion}`
+          : `generation ${crd.metadata.generation ?? "?"} → ${now.metadata.generation ?? "?"}`;
+      throw new MigrationError(`the CRD changed during the migration (${what}); run migrate again`);
     }
     try {
       await withRetry(() =>

@@ -136,7 +136,7 @@ export function summaryLine(plan: MigrationPlan, tally: Tally, seconds: number):
   const extras = [
     tally.conflicts > 0 ? `${tally.conflicts} conflicts re-read` : "",
     tally.gone > 0 ? `${tally.gone} deleted meanwhile` : "",
-    tally.restarts > 0 ? `list restarted ${tally.restarts} times` : "",
+    tally.restarts > 0 ? `list expired ${tally.restarts} times` : "",
   ].filter(Boolean);
   return (
     `migrated ${tally.rewritten} ${plan.kind}s to ${plan.group}/${plan.storageVersion} in ${seconds.toFixed(1)} s ` +

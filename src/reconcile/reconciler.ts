@@ -51,6 +51,8 @@ export interface ReconcilerOptions {
   deprogramTimeoutMs?: number;
   /** Status writes in flight at once during a snapshot reconcile. */
   writeConcurrency?: number;
+  /** How long one snapshot reconcile may spend writing statuses before it hands the rest to the next call. */
+  writeBudgetMs?: number;
 }
 
 /** Runs `fn` over `items`, `limit` at a time. */
@@ -215,15 +217,6 @@ export class Reconciler {
     const did: string[] = [];
     const push = await this.push(snapshot, did);
 
-    const byKey = new Map(live.map((r) => [routeKey(r), r]));
-    let written = 0;
-    await forEachLimit(snapshot.outcomes, this.opts.writeConcurrency ?? 32, async (outcome) => {
-      const route = byKey.get(outcome.key);
-      if (!route) return;
-      if (await this.writeStatus(route, [acceptedFrom(outcome), programmedFrom(outcome, push)])) written++;
-    });
-    if (written > 0) did.push(`status written on ${written} route(s)`);
-
     let released = 0;
     let stuck = 0;
     await forEachLimit(terminating, this.opts.writeConcurrency ?? 32, async (route) => {
@@ -251,12 +244,34 @@ export class Reconciler {
     });
     if (released > 0) did.push(`released the finalizer of ${released} deleted route(s)`);
     if (stuck > 0) did.push(`${stuck} deleted route(s) stuck waiting for the data plane`);
+    // Status writes come last and within a time budget: a call that wrote part of
+    // a large set says so and asks to be called again, so no single call runs
+    // past the watcher's timeout (the rest are written by the next one, which
+    // finds the written ones unchanged).
+    const byKey = new Map(live.map((r) => [routeKey(r), r]));
+    const deadline = Date.now() + (this.opts.writeBudgetMs ?? 20_000);
+    let written = 0;
+    let deferred = 0;
+    await forEachLimit(snapshot.outcomes, this.opts.writeConcurrency ?? 32, async (outcome) => {
+      const route = byKey.get(outcome.key);
+      if (!route) return;
+      const desired = [acceptedFrom(outcome), programmedFrom(outcome, push)];
+      if (!nextStatus(route.status, desired, route.metadata.generation, "")) return;
+      if (Date.now() > deadline) {
+        deferred++;
+        return;
+      }
+      if (await this.writeStatus(route, desired)) written++;
+    });
+    if (written > 0) did.push(`status written on ${written} route(s)`);
+    if (deferred > 0) did.push(`${deferred} route(s) left for the next call: the write budget ran out`);
+
     if (did.length === 0) did.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
 
     if (!push.ok) return { result: "requeue", did };
+    if (deferred > 0) return { result: "done", did, enqueue: [SNAPSHOT_KEY] };
     return { result: "done", did };
   }
-
   private async push(snapshot: Snapshot, did: string[]): Promise<PushVerdict> {
     const current = await this.dataPlane.current();
     if (current === snapshot.version) return { ok: true };

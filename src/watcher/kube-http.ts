@@ -14,6 +14,8 @@ export class KubeError extends Error {
     readonly status: number,
     readonly reason: string,
     message: string,
+    /** The metav1.Status as sent (a 410 on a list carries a continue token in its metadata). */
+    readonly body?: unknown,
   ) {
     super(message);
     this.name = "KubeError";
@@ -98,14 +100,16 @@ export function kubeClient(kc: KubeConfig): KubeClient {
   const failure = (status: number, text: string, what: string): KubeError => {
     let reason = "";
     let message = text.slice(0, 300);
+    let body: unknown;
     try {
       const s = JSON.parse(text) as { reason?: unknown; message?: unknown };
+      body = s;
       if (typeof s.reason === "string") reason = s.reason;
       if (typeof s.message === "string") message = s.message;
     } catch {
       // not a metav1.Status: keep the text
     }
-    return new KubeError(status, reason, `${what}: ${status} ${message}`);
+    return new KubeError(status, reason, `${what}: ${status} ${message}`, body);
   };
 
   return {

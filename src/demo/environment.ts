@@ -1,0 +1,238 @@
+// Everything the demo runs on: the test control plane, the chart installed
+// with helm in out-of-cluster mode, and `edge-operator serve` and `watch` as
+// supervised child processes, each with the identity the chart's RBAC grants
+// (a ServiceAccount token), never the admin's.
+
+import { mkdirSync, writeFileSync } from "node:fs";
+import https from "node:https";
+import path from "node:path";
+import { stringify as toYaml } from "yaml";
+import { CRD_NAME, GROUP } from "../api/types.js";
+import { newCa, issueServing } from "../certs/serving.js";
+import { startControlPlane, type ControlPlane } from "../testenv/control-plane.js";
+import { startCli, startServe, type ServeProcess } from "../testenv/operator.js";
+import { freePort, waitFor, type RunResult, type Supervised } from "../testenv/process.js";
+import { REPO_ROOT } from "../testenv/testbin.js";
+import type { MemoryDataPlaneState } from "../dataplane/memory.js";
+import type { Teardown } from "./teardown.js";
+
+export const RELEASE = "edge";
+export const RELEASE_NAMESPACE = "edge-system";
+/** The chart's fullname for release `edge`: it names the ServiceAccounts, RBAC and the watcher's Lease. */
+const FULLNAME = `${RELEASE}-edge-operator`;
+const CHART = path.join(REPO_ROOT, "charts/edge-operator");
+
+export interface DemoEnvironment {
+  readonly cp: ControlPlane;
+  readonly serve: ServeProcess;
+  readonly watcher: Supervised;
+  /** The admin kubeconfig, for the user's kubectl. */
+  readonly kubeconfig: string;
+  kubectl(args: string[], input?: string): Promise<RunResult>;
+  /** kubectl apply -f - of these objects; throws with kubectl's stderr on failure. */
+  apply(...objects: object[]): Promise<void>;
+  /** POST /reconcile as the watcher does, with the watcher's token. */
+  reconcile(key: string): Promise<{ status: number; body: unknown }>;
+  /** The memory data plane, through GET /debug/dataplane. */
+  dataPlane(): Promise<MemoryDataPlaneState>;
+  /** Makes the memory data plane refuse its next `count` pushes (0: none). */
+  failNextPushes(count: number): Promise<void>;
+}
+
+export interface EnvironmentOptions {
+  /** Marks the control plane's directory, `edge-cp-<runId>-*`. */
+  runId: string;
+  progress(message: string): void;
+}
+
+function httpsJson(
+  url: string,
+  caPem: string,
+  method: "GET" | "POST",
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; body: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = https.request(
+      url,
+      {
+        method,
+        ca: caPem,
+        timeout: 30_000,
+        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          let parsed: unknown = text;
+          try {
+            parsed = JSON.parse(text);
+          } catch {
+            // not JSON: keep the text for the error message
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
+    req.on("timeout", () => req.destroy(new Error(`${method} ${url}: no answer in 30 s`)));
+    req.on("error", reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+async function must(what: string, p: Promise<RunResult>): Promise<string> {
+  const r = await p;
+  if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}): ${r.stderr.trim()}`);
+  return r.stdout;
+}
+
+/** A kubeconfig for a ServiceAccount's bearer token, on the admin's cluster entry. */
+function tokenKubeconfig(cp: ControlPlane, user: string, token: string): string {
+  const cluster = cp.kubeConfig().getCurrentCluster();
+  if (!cluster?.caData) throw new Error("the control plane's kubeconfig has no cluster CA");
+  return toYaml({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [
+      { name: "demo", cluster: { server: cp.server, "certificate-authority-data": cluster.caData } },
+    ],
+    users: [{ name: user, user: { token } }],
+    contexts: [{ name: user, context: { cluster: "demo", user, namespace: "default" } }],
+    "current-context": user,
+  });
+}
+
+/** Starts it all; each part is registered with `teardown` as soon as it exists. */
+export async function startDemoEnvironment(
+  opts: EnvironmentOptions,
+  teardown: Teardown,
+): Promise<DemoEnvironment> {
+  const { progress } = opts;
+  progress("starting the test control plane (etcd, kube-apiserver; the first run builds them)");
+  const cp = await startControlPlane({ runId: opts.runId });
+  teardown.defer("control plane", () => cp.stop());
+  progress(`control plane ready in ${cp.startSeconds.toFixed(1)} s at ${cp.server}`);
+  const kubectl = (args: string[], input?: string) => cp.kubectl(args, input === undefined ? {} : { input });
+
+  // Everything the operator's processes read lives under the control plane's
+  // directory: it goes with it, and their command lines name it.
+  const dir = path.join(cp.dir, "demo");
+  mkdirSync(dir);
+  const port = await freePort();
+  const url = `https://127.0.0.1:${port}`;
+
+  progress("generating a CA and a serving certificate for 127.0.0.1");
+  const ca = newCa();
+  const pair = issueServing(ca, { dnsNames: ["localhost"], ips: ["127.0.0.1"] });
+  const tls = {
+    caPem: ca.cert,
+    certFile: path.join(dir, "tls.crt"),
+    keyFile: path.join(dir, "tls.key"),
+  };
+  const caFile = path.join(dir, "ca.crt");
+  writeFileSync(tls.certFile, pair.cert);
+  writeFileSync(tls.keyFile, pair.key, { mode: 0o600 });
+  writeFileSync(caFile, ca.cert);
+  const caBundle = Buffer.from(ca.cert).toString("base64");
+
+  progress(
+    `helm install ${RELEASE} charts/edge-operator -n ${RELEASE_NAMESPACE} (out of cluster: webhooks at ${url})`,
+  );
+  await must(
+    "helm install",
+    cp.helm([
+      "install",
+      RELEASE,
+      CHART,
+      "-n",
+      RELEASE_NAMESPACE,
+      "--create-namespace",
+      "--set",
+      `webhook.urlOverride=${url}`,
+      "--set",
+      `webhook.caBundle=${caBundle}`,
+    ]),
+  );
+
+  // The chart's ServiceAccounts, with tokens: the processes run with exactly the chart's RBAC.
+  const identity = async (sa: string): Promise<{ token: string; kubeconfig: string }> => {
+    const token = (
+      await must(
+        `kubectl create token ${sa}`,
+        kubectl(["create", "token", sa, "-n", RELEASE_NAMESPACE, "--duration=24h"]),
+      )
+    ).trim();
+    const kubeconfig = path.join(dir, `${sa}.kubeconfig`);
+    writeFileSync(kubeconfig, tokenKubeconfig(cp, sa, token), { mode: 0o600 });
+    return { token, kubeconfig };
+  };
+  const server = await identity(`${FULLNAME}-server`);
+  const watcherId = await identity(`${FULLNAME}-watcher`);
+  const tokenFile = path.join(dir, "watcher.token");
+  writeFileSync(tokenFile, watcherId.token, { mode: 0o600 });
+
+  progress(`starting edge-operator serve on ${url} (memory data plane)`);
+  const serve = await startServe({
+    port,
+    tls,
+    args: ["--kubeconfig", server.kubeconfig, "--dataplane", "memory"],
+  });
+  teardown.defer("edge-operator serve", () => serve.stop());
+  // Stop the apiserver before serve: while the apiserver holds its keep-alive
+  // webhook connections, serve's graceful stop waits them out (5 s, then SIGKILL).
+  teardown.defer("control plane", () => cp.stop());
+
+  await must(
+    "kubectl wait crd",
+    kubectl(["wait", "--for=condition=Established", `crd/${CRD_NAME}`, "--timeout=60s"]),
+  );
+  // Discovery and the conversion webhook's client catch up asynchronously:
+  // a v2 list answers once conversion is reachable.
+  await waitFor("EdgeRoute v2 to be served", async () =>
+    (await kubectl(["get", `edgeroutes.v2.${GROUP}`, "-A"])).code === 0 ? true : undefined,
+  );
+
+  progress("starting edge-operator watch (leader-elected on the chart's Lease)");
+  const watcher = startCli("watch", [
+    "watch",
+    "--reconcile-url",
+    `${url}/reconcile`,
+    "--kubeconfig",
+    watcherId.kubeconfig,
+    "--token-file",
+    tokenFile,
+    "--reconcile-ca",
+    caFile,
+    "--lease-namespace",
+    RELEASE_NAMESPACE,
+    "--lease-name",
+    `${FULLNAME}-watcher`,
+  ]);
+  teardown.defer("edge-operator watch", () => watcher.stop());
+
+  const call = (method: "GET" | "POST", p: string, body?: unknown) =>
+    httpsJson(`${url}${p}`, ca.cert, method, watcherId.token, body);
+  return {
+    cp,
+    serve,
+    watcher,
+    kubeconfig: cp.kubeconfig,
+    kubectl,
+    async apply(...objects) {
+      await must("kubectl apply", kubectl(["apply", "-f", "-"], objects.map((o) => toYaml(o)).join("---\n")));
+    },
+    reconcile: (key) => call("POST", "/reconcile", { key }),
+    async dataPlane() {
+      const r = await call("GET", "/debug/dataplane");
+      if (r.status !== 200) throw new Error(`GET /debug/dataplane: ${r.status} ${JSON.stringify(r.body)}`);
+      return r.body as MemoryDataPlaneState;
+    },
+    async failNextPushes(count) {
+      const r = await call("POST", "/debug/dataplane/fail-next", { count });
+      if (r.status !== 200)
+        throw new Error(`POST /debug/dataplane/fail-next: ${r.status} ${JSON.stringify(r.body)}`);
+    },
+  };
+}
