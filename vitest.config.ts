@@ -23,6 +23,8 @@ export default defineConfig({
           environment: "node",
           // Property and fuzz tests run thousands of cases; a shared 2-core machine needs the slack.
           testTimeout: 60_000,
+          // Unit tests first, then the control-plane suites (their worker limits differ).
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -34,6 +36,7 @@ export default defineConfig({
           globalSetup: ["test/harness/global-setup.ts"],
           testTimeout: 180_000,
           hookTimeout: 300_000,
+          sequence: { groupOrder: 1 },
           // Each file starts its own apiserver; two cores carry two at once.
           fileParallelism: true,
           maxWorkers: 2,

@@ -15,6 +15,11 @@ export const API_VERSION_V2 = `${GROUP}/v2`;
 
 /** The finalizer that holds a route until the data plane no longer serves it. */
 export const FINALIZER = `${GROUP}/deprogram`;
+/**
+ * Set by `edge-operator finalizer release` in the same write that removes the
+ * finalizer: the mark that tells the mutating webhook the removal is on purpose.
+ */
+export const FINALIZER_RELEASED_ANNOTATION = `${GROUP}/finalizer-released`;
 /** Carries the whole v2 spec on a v1 object whose v2 form says more than v1 can. */
 export const V2_SPEC_ANNOTATION = `${GROUP}/v2-spec`;
 

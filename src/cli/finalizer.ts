@@ -36,7 +36,7 @@ async function releaseOne(
   // Re-read on a conflict: the precondition guards against a stale view, not against the operator.
   for (let attempt = 0; ; attempt++) {
     try {
-      await releaseFinalizer(kube, route);
+      await releaseFinalizer(kube, route, reason);
       break;
     } catch (e) {
       if (!(e instanceof KubeError) || (e.status !== 409 && e.status !== 422) || attempt >= 5) throw e;

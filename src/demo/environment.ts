@@ -104,6 +104,22 @@ function tokenKubeconfig(cp: ControlPlane, user: string, token: string): string 
   });
 }
 
+/**
+ * The control plane picks free ports and then binds them; on a busy machine
+ * another process can take one in between. That, and only that, is worth a retry.
+ */
+async function startWithRetry(runId: string, progress: (m: string) => void): Promise<ControlPlane> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startControlPlane({ runId });
+    } catch (e) {
+      const raced = /address already in use/.test((e as Error).message);
+      if (!raced || attempt === 3) throw e;
+      progress("a port was taken between choosing and binding it; starting again");
+    }
+  }
+}
+
 /** Starts it all; each part is registered with `teardown` as soon as it exists. */
 export async function startDemoEnvironment(
   opts: EnvironmentOptions,
@@ -111,7 +127,7 @@ export async function startDemoEnvironment(
 ): Promise<DemoEnvironment> {
   const { progress } = opts;
   progress("starting the test control plane (etcd, kube-apiserver; the first run builds them)");
-  const cp = await startControlPlane({ runId: opts.runId });
+  const cp = await startWithRetry(opts.runId, progress);
   teardown.defer("control plane", () => cp.stop());
   progress(`control plane ready in ${cp.startSeconds.toFixed(1)} s at ${cp.server}`);
   const kubectl = (args: string[], input?: string) => cp.kubectl(args, input === undefined ? {} : { input });

@@ -100,8 +100,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   const dir = mkdtempSync(path.join(os.tmpdir(), `edge-cp-${opts.runId ?? "run"}-`));
   const started = process.hrtime.bigint();
   const procs: Supervised[] = [];
+  // Newest first, one at a time: an apiserver whose etcd went first retries
+  // it until it is killed, which makes every stop take the full grace period.
   const stopAll = async (): Promise<void> => {
-    await Promise.all(procs.reverse().map((p) => p.stop()));
+    for (const p of procs.splice(0).reverse()) await p.stop();
   };
 
   try {

@@ -109,6 +109,8 @@ export function run(
         stderr: Buffer.concat(err).toString("utf8"),
       });
     });
+    // A command that exits without reading its input must not crash us with EPIPE.
+    child.stdin.on("error", () => undefined);
     child.stdin.end(opts.input ?? "");
   });
 }

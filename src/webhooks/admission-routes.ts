@@ -147,8 +147,11 @@ function annotatedSpecErrors(obj: Record<string, unknown>): FieldError[] {
 
 function mutableParts(obj: unknown): object {
   if (!isRecord(obj)) return {};
-  const finalizers = isRecord(obj.metadata) ? obj.metadata.finalizers : undefined;
-  return { metadata: finalizers === undefined ? {} : { finalizers }, spec: obj.spec };
+  const meta = isRecord(obj.metadata) ? obj.metadata : {};
+  const metadata: Record<string, unknown> = {};
+  if (meta.finalizers !== undefined) metadata.finalizers = meta.finalizers;
+  if (meta.annotations !== undefined) metadata.annotations = meta.annotations;
+  return { metadata, spec: obj.spec };
 }
 
 export function mutateReview(request: AdmissionRequest): Verdict {
@@ -156,8 +159,8 @@ export function mutateReview(request: AdmissionRequest): Verdict {
     return { allowed: true };
   const obj = request.object;
   if (!isRecord(obj)) return missingObject(request);
-  const mutated = mutateRoute(obj, request.operation);
-  // mutateRoute changes only the finalizers and the spec: diff just those, not
+  const mutated = mutateRoute(obj, request.operation, request.oldObject);
+  // mutateRoute changes only the finalizers, annotations and the spec: diff just those, not
   // managedFields and the last-applied annotation (most of a review's bytes).
   // The property test in mutate.test.ts checks that the patch still gives
   // mutateRoute's whole output.

@@ -185,3 +185,38 @@ describe("the /mutate answer", () => {
     );
   });
 });
+
+describe("mutateRoute: a release on purpose", () => {
+  const withFinalizers = (finalizers: string[] | undefined) => ({
+    apiVersion: "net.10xdev.io/v1",
+    kind: "EdgeRoute",
+    metadata: { name: "r", namespace: "default", ...(finalizers ? { finalizers } : {}) },
+    spec: { pathPrefix: "/", service: "s", port: 80 },
+  });
+
+  it("does not put back a finalizer that the break-glass took off and marked released", () => {
+    const released = withFinalizers([]);
+    const marked = {
+      ...released,
+      metadata: { ...released.metadata, annotations: { "net.10xdev.io/finalizer-released": "why" } },
+    };
+    const out = mutateRoute(marked, "UPDATE", withFinalizers([FINALIZER])) as {
+      metadata: { finalizers: string[] };
+    };
+    expect(out.metadata.finalizers).toEqual([]);
+  });
+
+  it("puts back a finalizer that an unmarked UPDATE (a kubectl replace) dropped", () => {
+    const out = mutateRoute(withFinalizers([]), "UPDATE", withFinalizers([FINALIZER])) as {
+      metadata: { finalizers: string[] };
+    };
+    expect(out.metadata.finalizers).toEqual([FINALIZER]);
+  });
+
+  it("still adds it on an UPDATE of an object that never had it", () => {
+    const out = mutateRoute(withFinalizers(undefined), "UPDATE", withFinalizers(undefined)) as {
+      metadata: { finalizers: string[] };
+    };
+    expect(out.metadata.finalizers).toEqual([FINALIZER]);
+  });
+});

@@ -6,7 +6,16 @@
 // It runs before the apiserver checks the schema, so it must take any shape
 // and only touch what has the shape it expects.
 
-import { FINALIZER, versionOf } from "../api/types.js";
+import {
+  API_VERSION_V1,
+  API_VERSION_V2,
+  FINALIZER,
+  FINALIZER_RELEASED_ANNOTATION,
+  V2_SPEC_ANNOTATION,
+  versionOf,
+  type EdgeRoute,
+} from "../api/types.js";
+import { convert } from "../conversion/convert.js";
 
 export type Operation = "CREATE" | "UPDATE";
 
@@ -48,13 +57,65 @@ function withSpecDefaults(obj: Json): Json {
 }
 
 /**
+ * A v1 object whose v1 fields were edited still carries the v2 spec from before
+ * the edit; reads through v2 apply the edit (docs/conversion.md), but the
+ * annotation itself is stale. Storing the v1 form of what v2 would read keeps
+ * the annotation true, so v1 and v2 views, and a later storage migration, agree.
+ */
+function withFreshV2Spec(obj: Json): Json {
+  if (versionOf(obj.apiVersion) !== "v1" || !isRecord(obj.metadata) || !isRecord(obj.metadata.annotations))
+    return obj;
+  const annotations = obj.metadata.annotations;
+  if (typeof annotations[V2_SPEC_ANNOTATION] !== "string") return obj;
+  const v2 = convert(obj as unknown as EdgeRoute, API_VERSION_V2);
+  if (!v2.ok) return obj; // the validating webhook says what is wrong
+  const v1 = convert(v2.object, API_VERSION_V1);
+  if (!v1.ok) return obj;
+  const fresh = v1.object.metadata.annotations?.[V2_SPEC_ANNOTATION];
+  if (fresh === annotations[V2_SPEC_ANNOTATION]) return obj;
+  const next: Json = { ...annotations };
+  if (fresh === undefined) delete next[V2_SPEC_ANNOTATION];
+  else next[V2_SPEC_ANNOTATION] = fresh;
+  return { ...obj, metadata: { ...obj.metadata, annotations: next } };
+}
+
+/**
  * The route as it should be stored. A route that is being deleted is left
  * exactly as it is: adding a finalizer would hold it forever, and changing its
  * spec would only bump its generation on the way out.
  */
-export function mutateRoute(obj: unknown, _operation: Operation): unknown {
+export function mutateRoute(obj: unknown, operation: Operation, oldObject?: unknown): unknown {
   if (!isRecord(obj) || !isRecord(obj.metadata)) return obj;
   if (obj.metadata.deletionTimestamp !== undefined && obj.metadata.deletionTimestamp !== null) return obj;
-  const defaulted = withSpecDefaults(obj);
-  return { ...defaulted, metadata: withFinalizer(obj.metadata) };
+  const defaulted = withFreshV2Spec(withSpecDefaults(obj));
+  // An UPDATE that takes our finalizer off and marks it released is the
+  // break-glass (or the uninstall hook) at work: putting it back would undo it.
+  // Any other UPDATE without it (a `kubectl replace` of a manifest, an object
+  // created before the webhook) gets it back.
+  if (
+    operation === "UPDATE" &&
+    hasOurFinalizer(oldObject) &&
+    !hasOurFinalizer(obj) &&
+    isMarkedReleased(obj)
+  ) {
+    return defaulted;
+  }
+  return { ...defaulted, metadata: withFinalizer(defaulted.metadata as Json) };
+}
+
+function isMarkedReleased(obj: Json): boolean {
+  return (
+    isRecord(obj.metadata) &&
+    isRecord(obj.metadata.annotations) &&
+    typeof obj.metadata.annotations[FINALIZER_RELEASED_ANNOTATION] === "string"
+  );
+}
+
+function hasOurFinalizer(obj: unknown): boolean {
+  return (
+    isRecord(obj) &&
+    isRecord(obj.metadata) &&
+    Array.isArray(obj.metadata.finalizers) &&
+    obj.metadata.finalizers.includes(FINALIZER)
+  );
 }

@@ -474,24 +474,21 @@ describe("out of cluster, with the server and the watcher as the chart's Service
     // 1. Stop the watcher.
     await watcher?.stop();
     watcher = undefined;
-    // Why the release comes after `helm uninstall` (the known issue in docs/install.md): while
-    // the mutating webhook is registered it puts the finalizer straight back, and the command
-    // still counts the route as released. When the webhook respects a release, this fails:
-    // then move the release before the uninstall here and in the docs.
-    // (Run as the server's ServiceAccount, the identity the in-cluster hook has.)
-    const early = await edgeOperator([
+    // 2. What the in-cluster pre-delete hook runs, as the identity it has (the
+    //    server's ServiceAccount), while the webhooks are still registered: the
+    //    release marks each route released, so the mutating webhook lets it be.
+    const release = await edgeOperator([
       "finalizer",
       "release",
-      `${APPS}/one`,
+      "--all",
       "--reason",
-      "too early",
+      "helm uninstall",
       "--kubeconfig",
       server.kubeconfig,
     ]);
-    expect(early.code, explain(early)).toBe(0);
-    expect(early.stdout).toContain("released");
-    expect((await getRoute(cp, "one", APPS))?.metadata.finalizers).toContain("net.10xdev.io/deprogram");
-    // 2. helm uninstall: the webhooks go, the CRD and the routes stay.
+    expect(release.code, explain(release)).toBe(0);
+    expect(release.stdout).toContain(`released the finalizer of ${routes.length} EdgeRoute(s)`);
+    // 3. helm uninstall: the webhooks go, the CRD and the routes stay.
     const un = await cp.helm(["uninstall", RELEASE, "-n", NS]);
     expect(un.code, explain(un)).toBe(0);
     expect(un.stdout + un.stderr).toContain("kept due to the resource policy");
@@ -505,19 +502,6 @@ describe("out of cluster, with the server and the watcher as the chart's Service
     expect(hooks.stdout).not.toContain(FULLNAME);
     expect((await kubectl(["get", "crd", CRD])).code).toBe(0);
     expect(Object.keys(await routesIn("v2")).sort()).toEqual(routes);
-    // 3. What the in-cluster pre-delete hook runs, with the user's own credentials (the chart's
-    //    RBAC went with the release), while the server still answers the kept CRD's conversion.
-    const release = await edgeOperator([
-      "finalizer",
-      "release",
-      "--all",
-      "--reason",
-      "helm uninstall",
-      "--kubeconfig",
-      cp.kubeconfig,
-    ]);
-    expect(release.code, explain(release)).toBe(0);
-    expect(release.stdout).toContain(`released the finalizer of ${routes.length} EdgeRoute(s)`);
     const kept = JSON.parse(
       await must("get routes", kubectl(["get", "edgeroutes.v2.net.10xdev.io", "-A", "-o", "json"])),
     ) as { items: EdgeRouteV2[] };
