@@ -18,7 +18,11 @@ export function routePath(namespace: string, name: string): string {
   return `${ROUTES_V2}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}/${encodeURIComponent(name)}`;
 }
 
-async function listAll<T>(kube: KubeClient, path: string): Promise<T[]> {
+async function listAll<T>(
+  kube: KubeClient,
+  path: string,
+  slim: (item: T) => T = (item) => item,
+): Promise<T[]> {
   const items: T[] = [];
   let cont: string | undefined;
   do {
@@ -26,12 +30,46 @@ async function listAll<T>(kube: KubeClient, path: string): Promise<T[]> {
       query: { limit: PAGE, continue: cont },
       timeoutMs: 60_000,
     });
-    items.push(...page.items);
+    for (const item of page.items) items.push(slim(item));
     cont = page.metadata?.continue || undefined;
   } while (cont);
   return items;
 }
 
+/**
+ * A listed route with only what the reconcile reads: managedFields and the
+ * last-applied annotation are most of an object's bytes, and with thousands of
+ * routes held for a whole snapshot reconcile they are most of its memory.
+ */
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+function withoutLastApplied(annotations: Readonly<Record<string, string>>): Record<string, string> {
+  if (!(LAST_APPLIED in annotations)) return { ...annotations };
+  const { [LAST_APPLIED]: _dropped, ...rest } = annotations;
+  return rest;
+}
+
+export function slimRoute(route: EdgeRouteV2): EdgeRouteV2 {
+  const m = route.metadata;
+  const metadata: EdgeRouteV2["metadata"] = {
+    name: m.name,
+    namespace: m.namespace,
+    uid: m.uid,
+    resourceVersion: m.resourceVersion,
+    generation: m.generation,
+    creationTimestamp: m.creationTimestamp,
+    ...(m.deletionTimestamp ? { deletionTimestamp: m.deletionTimestamp } : {}),
+    ...(m.finalizers ? { finalizers: m.finalizers } : {}),
+    ...(m.annotations ? { annotations: withoutLastApplied(m.annotations) } : {}),
+  };
+  return {
+    apiVersion: route.apiVersion,
+    kind: route.kind,
+    metadata,
+    spec: route.spec,
+    ...(route.status ? { status: route.status } : {}),
+  };
+}
 export function isNotFound(e: unknown): boolean {
   return e instanceof KubeError && e.status === 404;
 }
@@ -41,7 +79,7 @@ export class ClusterReader {
 
   /** Every EdgeRoute, read as v2 (the hub), in all namespaces. */
   listRoutes(): Promise<EdgeRouteV2[]> {
-    return listAll<EdgeRouteV2>(this.kube, `${ROUTES_V2}/${PLURAL}`);
+    return listAll<EdgeRouteV2>(this.kube, `${ROUTES_V2}/${PLURAL}`, slimRoute);
   }
 
   async getRoute(namespace: string, name: string): Promise<EdgeRouteV2 | undefined> {
