@@ -11,9 +11,14 @@ function findRepoRoot(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const pkg = path.join(dir, "package.json");
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, "utf8")) as { name?: string }).name === "edge-operator") return dir;
+    if (
+      existsSync(pkg) &&
+      (JSON.parse(readFileSync(pkg, "utf8")) as { name?: string }).name === "edge-operator"
+    )
+      return dir;
     const up = path.dirname(dir);
-    if (up === dir) throw new Error("cannot find the edge-operator checkout above " + fileURLToPath(import.meta.url));
+    if (up === dir)
+      throw new Error("cannot find the edge-operator checkout above " + fileURLToPath(import.meta.url));
     dir = up;
   }
 }

@@ -170,8 +170,7 @@ const MAX_TIMEOUT_MS = LIMITS.maxTimeoutSeconds * 1000;
 
 function timeoutProblems(text: string): string[] {
   const ms = parseGatewayDuration(text);
-  if (ms === undefined)
-    return ["must be a duration such as 15s, 1m30s or 500ms (units h, m, s, ms)"];
+  if (ms === undefined) return ["must be a duration such as 15s, 1m30s or 500ms (units h, m, s, ms)"];
   return ms > MAX_TIMEOUT_MS ? ["must be at most 1h"] : [];
 }
 

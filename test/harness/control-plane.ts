@@ -2,7 +2,11 @@
 // provides to every test file.
 
 import { inject } from "vitest";
-import { startControlPlane as start, type ControlPlane, type ControlPlaneOptions } from "../../src/testenv/control-plane.js";
+import {
+  startControlPlane as start,
+  type ControlPlane,
+  type ControlPlaneOptions,
+} from "../../src/testenv/control-plane.js";
 
 export type { ControlPlane, ControlPlaneOptions, RunResult } from "../../src/testenv/control-plane.js";
 
