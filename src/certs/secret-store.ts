@@ -1,0 +1,149 @@
+// The CA and serving pair kept in one Secret, so that every replica serves a
+// certificate from the same CA. Created once even when replicas start together
+// (create; on 409 AlreadyExists read the winner's), renewed with the
+// Secret's resourceVersion as a precondition (on 409 Conflict re-read: another
+// replica renewed first, and its renewal is the one everyone uses).
+
+import { ApiException, type CoreV1Api, type V1Secret } from "@kubernetes/client-node";
+import { renewalDecision, renewedMaterial, type RenewalDecision } from "./renewal.js";
+import type { ServingIdentity, ServingMaterial } from "./serving.js";
+
+export interface SecretRef {
+  namespace: string;
+  name: string;
+}
+
+export interface CertSecretOptions {
+  secret: SecretRef;
+  identity: ServingIdentity;
+  renewBeforeDays?: number;
+  now?: () => Date;
+  labels?: Record<string, string>;
+}
+
+export interface StoredMaterial {
+  material: ServingMaterial;
+  resourceVersion: string;
+  /** What this call did: only one of several racing callers sees "created". */
+  action: "created" | "loaded" | "renewed";
+  /** Why a renewal happened, for the log. */
+  reason?: string;
+}
+
+const KEYS = { caCert: "ca.crt", caKey: "ca.key", cert: "tls.crt", key: "tls.key" } as const;
+const ATTEMPTS = 8;
+
+const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
+const unb64 = (s: string | undefined): string | undefined =>
+  s === undefined ? undefined : Buffer.from(s, "base64").toString("utf8");
+
+/** Parses `NAMESPACE/NAME`. */
+export function parseSecretRef(text: string): SecretRef {
+  const m = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?)\/([a-z0-9]([-.a-z0-9]*[a-z0-9])?)$/.exec(text);
+  if (!m?.[1] || !m[3]) throw new Error(`expected NAMESPACE/NAME, got ${JSON.stringify(text)}`);
+  return { namespace: m[1], name: m[3] };
+}
+
+/** The material a Secret holds, or undefined when a key is missing. `ca.crt` is the bundle, current CA first. */
+export function materialFromSecret(secret: V1Secret): ServingMaterial | undefined {
+  const d = secret.data ?? {};
+  const caBundle = unb64(d[KEYS.caCert]);
+  const caKey = unb64(d[KEYS.caKey]);
+  const cert = unb64(d[KEYS.cert]);
+  const key = unb64(d[KEYS.key]);
+  if (!caBundle || !caKey || !cert || !key) return undefined;
+  const first = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----\r?\n?/.exec(caBundle)?.[0];
+  if (!first) return undefined;
+  return { ca: { cert: first, key: caKey }, caBundle, serving: { cert, key } };
+}
+
+export function secretFromMaterial(
+  ref: SecretRef,
+  m: ServingMaterial,
+  labels: Record<string, string> = {},
+  resourceVersion?: string,
+): V1Secret {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    type: "kubernetes.io/tls",
+    metadata: {
+      name: ref.name,
+      namespace: ref.namespace,
+      labels: { "app.kubernetes.io/managed-by": "edge-operator", ...labels },
+      ...(resourceVersion ? { resourceVersion } : {}),
+    },
+    data: {
+      [KEYS.caCert]: b64(m.caBundle),
+      [KEYS.caKey]: b64(m.ca.key),
+      [KEYS.cert]: b64(m.serving.cert),
+      [KEYS.key]: b64(m.serving.key),
+    },
+  };
+}
+
+function statusOf(err: unknown): number | undefined {
+  return err instanceof ApiException ? err.code : undefined;
+}
+
+async function readSecret(core: CoreV1Api, ref: SecretRef): Promise<V1Secret | undefined> {
+  try {
+    return await core.readNamespacedSecret({ name: ref.name, namespace: ref.namespace });
+  } catch (err) {
+    if (statusOf(err) === 404) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Loads the material from the Secret, creating it when absent and renewing it
+ * when the policy says so. Safe to call from any number of replicas at once.
+ */
+export async function ensureCertSecret(core: CoreV1Api, opts: CertSecretOptions): Promise<StoredMaterial> {
+  const now = opts.now ?? (() => new Date());
+  const policy = () => ({ now: now(), renewBeforeDays: opts.renewBeforeDays });
+  for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
+    const secret = await readSecret(core, opts.secret);
+    if (!secret) {
+      const decision = renewalDecision(undefined, opts.identity, policy()) as Extract<RenewalDecision, { renew: true }>;
+      const material = renewedMaterial(undefined, decision, opts.identity, now());
+      try {
+        const made = await core.createNamespacedSecret({
+          namespace: opts.secret.namespace,
+          body: secretFromMaterial(opts.secret, material, opts.labels),
+        });
+        return { material, resourceVersion: made.metadata?.resourceVersion ?? "", action: "created" };
+      } catch (err) {
+        if (statusOf(err) === 409) continue; // another replica won the race: use its Secret
+        throw err;
+      }
+    }
+    const current = materialFromSecret(secret);
+    const decision = renewalDecision(current, opts.identity, policy());
+    const resourceVersion = secret.metadata?.resourceVersion ?? "";
+    if (!decision.renew && current) return { material: current, resourceVersion, action: "loaded" };
+    if (!decision.renew) continue;
+    const material = renewedMaterial(current, decision, opts.identity, now());
+    const body = secretFromMaterial(opts.secret, material, { ...secret.metadata?.labels, ...opts.labels }, resourceVersion);
+    try {
+      const replaced = await core.replaceNamespacedSecret({
+        name: opts.secret.name,
+        namespace: opts.secret.namespace,
+        body,
+      });
+      return {
+        material,
+        resourceVersion: replaced.metadata?.resourceVersion ?? "",
+        action: "renewed",
+        reason: decision.reason,
+      };
+    } catch (err) {
+      // 409: someone renewed (or changed) it since we read it; 404: deleted meanwhile. Read again.
+      if (statusOf(err) === 409 || statusOf(err) === 404) continue;
+      throw err;
+    }
+  }
+  throw new Error(
+    `Secret ${opts.secret.namespace}/${opts.secret.name}: gave up after ${ATTEMPTS} conflicting attempts to create or renew it`,
+  );
+}
