@@ -9,7 +9,10 @@ describe("webhookCaPatch", () => {
   const config = {
     metadata: { name: "edge-operator", resourceVersion: "42" },
     webhooks: [
-      { name: "mutate.net.10xdev.io", clientConfig: { service: { name: "s", namespace: "n", path: "/mutate" } } },
+      {
+        name: "mutate.net.10xdev.io",
+        clientConfig: { service: { name: "s", namespace: "n", path: "/mutate" } },
+      },
       { name: "other.net.10xdev.io", clientConfig: { url: "https://x", caBundle: bundle } },
     ],
   };
@@ -22,13 +25,19 @@ describe("webhookCaPatch", () => {
       { op: "add", path: "/webhooks/0/clientConfig/caBundle", value: bundle },
     ]);
     const patched = applyPatch(structuredClone(config), ops as Operation[]).newDocument;
-    expect(patched.webhooks.map((w) => (w.clientConfig as { caBundle?: string }).caBundle)).toEqual([bundle, bundle]);
+    expect(patched.webhooks.map((w) => (w.clientConfig as { caBundle?: string }).caBundle)).toEqual([
+      bundle,
+      bundle,
+    ]);
     expect(webhookCaPatch(patched, bundle)).toEqual([]);
   });
 
   it("fails to apply when the list was reordered in between", () => {
     const ops = webhookCaPatch(config, bundle);
-    const reordered = { ...structuredClone(config), webhooks: [...structuredClone(config.webhooks)].reverse() };
+    const reordered = {
+      ...structuredClone(config),
+      webhooks: [...structuredClone(config.webhooks)].reverse(),
+    };
     expect(() => applyPatch(reordered, ops as Operation[], true)).toThrow();
   });
 });

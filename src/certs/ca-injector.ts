@@ -19,8 +19,7 @@ export interface InjectTargets {
 }
 
 export type JsonPatchOp =
-  | { op: "test"; path: string; value: unknown }
-  | { op: "add" | "replace"; path: string; value: unknown };
+  { op: "test"; path: string; value: unknown } | { op: "add" | "replace"; path: string; value: unknown };
 
 interface WithClientConfig {
   name?: string;
@@ -35,7 +34,10 @@ interface Patchable {
 
 function guarded(obj: Patchable, ops: JsonPatchOp[]): JsonPatchOp[] {
   if (ops.length === 0) return [];
-  return [{ op: "test", path: "/metadata/resourceVersion", value: obj.metadata?.resourceVersion ?? "" }, ...ops];
+  return [
+    { op: "test", path: "/metadata/resourceVersion", value: obj.metadata?.resourceVersion ?? "" },
+    ...ops,
+  ];
 }
 
 /** The patch that sets caBundle on every webhook of a webhook configuration; empty when all are set. */
@@ -55,7 +57,9 @@ export function crdCaPatch(obj: Patchable, caBundle: string): JsonPatchOp[] {
   const webhook = obj.spec?.conversion?.webhook;
   if (obj.spec?.conversion?.strategy !== "Webhook" || !webhook?.clientConfig) return [];
   if (webhook.clientConfig.caBundle === caBundle) return [];
-  return guarded(obj, [{ op: "add", path: "/spec/conversion/webhook/clientConfig/caBundle", value: caBundle }]);
+  return guarded(obj, [
+    { op: "add", path: "/spec/conversion/webhook/clientConfig/caBundle", value: caBundle },
+  ]);
 }
 
 export interface InjectResult {
@@ -102,7 +106,11 @@ async function injectOne(
 }
 
 /** Injects a base64 PEM bundle into every named target; idempotent. */
-export async function injectCaBundle(kc: KubeConfig, caBundleB64: string, targets: InjectTargets): Promise<InjectResult[]> {
+export async function injectCaBundle(
+  kc: KubeConfig,
+  caBundleB64: string,
+  targets: InjectTargets,
+): Promise<InjectResult[]> {
   const adm = kc.makeApiClient(AdmissionregistrationV1Api);
   const ext = kc.makeApiClient(ApiextensionsV1Api);
   const results: InjectResult[] = [];

@@ -34,7 +34,11 @@ export interface ManagedCerts {
   /** One round: ensure the Secret (renewing when due), inject the bundle, report a change. */
   check(): Promise<CheckOutcome>;
   /** Runs check() every interval and calls onChange with a new pair; errors go to onError and the loop goes on. */
-  start(onChange: (pair: KeyPair) => void, onError: (err: unknown) => void, onCheck?: (o: CheckOutcome) => void): void;
+  start(
+    onChange: (pair: KeyPair) => void,
+    onError: (err: unknown) => void,
+    onCheck?: (o: CheckOutcome) => void,
+  ): void;
   stop(): void;
 }
 

@@ -128,7 +128,9 @@ export function describeCertificate(certPem: string): CertificateInfo {
   const cert = forge.pki.certificateFromPem(certPem);
   const cn = cert.subject.getField("CN") as { value?: string } | null;
   const bc = cert.getExtension("basicConstraints") as { cA?: boolean } | null;
-  const san = cert.getExtension("subjectAltName") as { altNames?: { type: number; value?: string; ip?: string }[] } | null;
+  const san = cert.getExtension("subjectAltName") as {
+    altNames?: { type: number; value?: string; ip?: string }[];
+  } | null;
   const alt = san?.altNames ?? [];
   return {
     serial: cert.serialNumber,

@@ -64,7 +64,9 @@ describe("renewedMaterial", { timeout: 30_000 }, () => {
     expect(next.ca).toEqual(material.ca);
     expect(next.caBundle).toBe(material.caBundle);
     expect(isIssuedBy(material.ca.cert, next.serving.cert)).toBe(true);
-    expect(describeCertificate(next.serving.cert).serial).not.toBe(describeCertificate(material.serving.cert).serial);
+    expect(describeCertificate(next.serving.cert).serial).not.toBe(
+      describeCertificate(material.serving.cert).serial,
+    );
     expect(renewalDecision(next, id, { now: at(300) }).renew).toBe(false);
   });
 

@@ -2,7 +2,14 @@
 // every replica that looks at the same Secret decides the same thing.
 
 import { describeCertificate, isIssuedBy, keyMatchesCertificate, splitPemBundle } from "./pki.js";
-import { issueServing, newCa, servingNames, SERVING_DAYS, type ServingIdentity, type ServingMaterial } from "./serving.js";
+import {
+  issueServing,
+  newCa,
+  servingNames,
+  SERVING_DAYS,
+  type ServingIdentity,
+  type ServingMaterial,
+} from "./serving.js";
 
 export const RENEW_BEFORE_DAYS = 90;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -46,20 +53,29 @@ export function renewalDecision(
   const leaf = describeOrUndefined(current.serving.cert);
   if (!leaf) return { renew: true, what: "serving", reason: "the serving certificate is unreadable" };
   if (!isIssuedBy(current.ca.cert, current.serving.cert)) {
-    return { renew: true, what: "serving", reason: "the serving certificate was not issued by the stored CA" };
+    return {
+      renew: true,
+      what: "serving",
+      reason: "the serving certificate was not issued by the stored CA",
+    };
   }
   if (!keyMatchesCertificate(current.serving.cert, current.serving.key)) {
     return { renew: true, what: "serving", reason: "the serving key does not match its certificate" };
   }
   if (leaf.notAfter.getTime() - now < before || leaf.notBefore.getTime() > now) {
-    return { renew: true, what: "serving", reason: `the serving certificate expires on ${leaf.notAfter.toISOString()}` };
+    return {
+      renew: true,
+      what: "serving",
+      reason: `the serving certificate expires on ${leaf.notAfter.toISOString()}`,
+    };
   }
   const names = servingNames(want);
   const missing = [
     ...names.dnsNames.filter((n) => !leaf.dnsNames.includes(n)),
     ...names.ips.filter((ip) => !leaf.ips.includes(ip)),
   ];
-  if (missing.length > 0) return { renew: true, what: "serving", reason: `the serving certificate lacks ${missing.join(", ")}` };
+  if (missing.length > 0)
+    return { renew: true, what: "serving", reason: `the serving certificate lacks ${missing.join(", ")}` };
   return { renew: false, servingExpires: leaf.notAfter };
 }
 

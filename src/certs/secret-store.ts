@@ -105,7 +105,10 @@ export async function ensureCertSecret(core: CoreV1Api, opts: CertSecretOptions)
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
     const secret = await readSecret(core, opts.secret);
     if (!secret) {
-      const decision = renewalDecision(undefined, opts.identity, policy()) as Extract<RenewalDecision, { renew: true }>;
+      const decision = renewalDecision(undefined, opts.identity, policy()) as Extract<
+        RenewalDecision,
+        { renew: true }
+      >;
       const material = renewedMaterial(undefined, decision, opts.identity, now());
       try {
         const made = await core.createNamespacedSecret({
@@ -124,7 +127,12 @@ export async function ensureCertSecret(core: CoreV1Api, opts: CertSecretOptions)
     if (!decision.renew && current) return { material: current, resourceVersion, action: "loaded" };
     if (!decision.renew) continue;
     const material = renewedMaterial(current, decision, opts.identity, now());
-    const body = secretFromMaterial(opts.secret, material, { ...secret.metadata?.labels, ...opts.labels }, resourceVersion);
+    const body = secretFromMaterial(
+      opts.secret,
+      material,
+      { ...secret.metadata?.labels, ...opts.labels },
+      resourceVersion,
+    );
     try {
       const replaced = await core.replaceNamespacedSecret({
         name: opts.secret.name,

@@ -56,15 +56,16 @@ In-cluster certificates (instead of --tls-cert/--tls-key):
 function positive(flag: string, text: string | undefined, fallback: number): number {
   if (text === undefined) return fallback;
   const n = Number(text);
-  if (!Number.isFinite(n) || n <= 0) throw new UsageError(`--${flag} must be a positive number, got ${JSON.stringify(text)}`);
+  if (!Number.isFinite(n) || n <= 0)
+    throw new UsageError(`--${flag} must be a positive number, got ${JSON.stringify(text)}`);
   return n;
 }
 
 /** The managed-certificate options, or undefined when --cert-secret is absent. */
 export function parseCertFlags(v: CertFlagValues): ManagedCertOptions | undefined {
-  const others = (["cert-service", "cert-dns", "cert-ip", "inject-ca", "webhook-config-name", "crd-name"] as const).filter(
-    (k) => v[k] !== undefined,
-  );
+  const others = (
+    ["cert-service", "cert-dns", "cert-ip", "inject-ca", "webhook-config-name", "crd-name"] as const
+  ).filter((k) => v[k] !== undefined);
   if (v["cert-secret"] === undefined) {
     if (others.length > 0) throw new UsageError(`--${others[0]} needs --cert-secret`);
     return undefined;
@@ -114,9 +115,11 @@ export async function serveTls(opts: {
   certs?: ManagedCertOptions;
   kubeconfig?: string;
 }): Promise<ServeTls> {
-  if (!opts.certs) return { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey }, attach: () => {}, stop: () => {} };
+  if (!opts.certs)
+    return { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey }, attach: () => {}, stop: () => {} };
   const kc = loadKubeConfig(opts.kubeconfig);
-  if (!kc) throw new UsageError("--cert-secret needs cluster access: --kubeconfig, $KUBECONFIG or in-cluster");
+  if (!kc)
+    throw new UsageError("--cert-secret needs cluster access: --kubeconfig, $KUBECONFIG or in-cluster");
   const secret = `${opts.certs.secret.namespace}/${opts.certs.secret.name}`;
   const managed = await startManagedCerts(kc, opts.certs);
   logger.info({ secret }, "serving certificate loaded from the Secret");

@@ -8,7 +8,14 @@ const now = new Date("2026-01-01T00:00:00Z");
 
 describe("servingNames", () => {
   it("covers every name a Service answers to, then the extra names and IPs, without duplicates", () => {
-    expect(servingNames({ service: "edge", namespace: "ops", dnsNames: ["edge.local", "edge"], ips: ["127.0.0.1", "::1"] })).toEqual({
+    expect(
+      servingNames({
+        service: "edge",
+        namespace: "ops",
+        dnsNames: ["edge.local", "edge"],
+        ips: ["127.0.0.1", "::1"],
+      }),
+    ).toEqual({
       dnsNames: ["edge", "edge.ops", "edge.ops.svc", "edge.ops.svc.cluster.local", "edge.local"],
       ips: ["127.0.0.1", "::1"],
     });
@@ -55,8 +62,12 @@ describe("newServingMaterial", { timeout: 30_000 }, () => {
   });
 
   it("gives every certificate a distinct positive serial", () => {
-    const serials = new Set<string>([describeCertificate(m.ca.cert).serial, describeCertificate(m.serving.cert).serial]);
-    for (let i = 0; i < 8; i++) serials.add(describeCertificate(issueServing(m.ca, { dnsNames: ["a.example"] }, now).cert).serial);
+    const serials = new Set<string>([
+      describeCertificate(m.ca.cert).serial,
+      describeCertificate(m.serving.cert).serial,
+    ]);
+    for (let i = 0; i < 8; i++)
+      serials.add(describeCertificate(issueServing(m.ca, { dnsNames: ["a.example"] }, now).cert).serial);
     expect(serials.size).toBe(10);
     for (const s of serials) expect(Number.parseInt(s.slice(0, 2), 16)).toBeLessThan(0x80);
   });

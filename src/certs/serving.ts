@@ -31,12 +31,14 @@ const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export function servingNames(id: ServingIdentity): { dnsNames: string[]; ips: string[] } {
   const dns: string[] = [];
   if (id.service !== undefined || id.namespace !== undefined) {
-    if (!id.service || !id.namespace) throw new Error("a service name needs a namespace, and a namespace a service");
+    if (!id.service || !id.namespace)
+      throw new Error("a service name needs a namespace, and a namespace a service");
     for (const [what, v] of [
       ["service", id.service],
       ["namespace", id.namespace],
     ] as const) {
-      if (v.length > 63 || !DNS1123_LABEL.test(v)) throw new Error(`${what} ${JSON.stringify(v)} is not a DNS-1123 label`);
+      if (v.length > 63 || !DNS1123_LABEL.test(v))
+        throw new Error(`${what} ${JSON.stringify(v)} is not a DNS-1123 label`);
     }
     const s = id.service;
     const ns = id.namespace;
@@ -48,9 +50,11 @@ export function servingNames(id: ServingIdentity): { dnsNames: string[]; ips: st
     }
     dns.push(name);
   }
-  for (const ip of id.ips ?? []) if (isIP(ip) === 0) throw new Error(`${JSON.stringify(ip)} is not an IP address`);
+  for (const ip of id.ips ?? [])
+    if (isIP(ip) === 0) throw new Error(`${JSON.stringify(ip)} is not an IP address`);
   const ips = [...new Set(id.ips ?? [])];
-  if (dns.length === 0 && ips.length === 0) throw new Error("no names: give a service and namespace, DNS names or IPs");
+  if (dns.length === 0 && ips.length === 0)
+    throw new Error("no names: give a service and namespace, DNS names or IPs");
   return { dnsNames: [...new Set(dns)], ips };
 }
 
