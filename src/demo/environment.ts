@@ -3,8 +3,8 @@
 // supervised child processes, each with the identity the chart's RBAC grants
 // (a ServiceAccount token), never the admin's.
 
+import { httpsJson } from "../testenv/https-json.js";
 import { mkdirSync, writeFileSync } from "node:fs";
-import https from "node:https";
 import path from "node:path";
 import { stringify as toYaml } from "yaml";
 import { CRD_NAME, GROUP } from "../api/types.js";
@@ -43,43 +43,6 @@ export interface EnvironmentOptions {
   /** Marks the control plane's directory, `edge-cp-<runId>-*`. */
   runId: string;
   progress(message: string): void;
-}
-
-function httpsJson(
-  url: string,
-  caPem: string,
-  method: "GET" | "POST",
-  token: string,
-  body?: unknown,
-): Promise<{ status: number; body: unknown }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      url,
-      {
-        method,
-        ca: caPem,
-        timeout: 30_000,
-        headers: { "content-type": "application/json", authorization: `Bearer ${token}` },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // not JSON: keep the text for the error message
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      },
-    );
-    req.on("timeout", () => req.destroy(new Error(`${method} ${url}: no answer in 30 s`)));
-    req.on("error", reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
 }
 
 async function must(what: string, p: Promise<RunResult>): Promise<string> {
@@ -229,7 +192,7 @@ export async function startDemoEnvironment(
   teardown.defer("edge-operator watch", () => watcher.stop());
 
   const call = (method: "GET" | "POST", p: string, body?: unknown) =>
-    httpsJson(`${url}${p}`, ca.cert, method, watcherId.token, body);
+    httpsJson(`${url}${p}`, ca.cert, method, body, watcherId.token);
   return {
     cp,
     serve,

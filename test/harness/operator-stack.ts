@@ -4,7 +4,7 @@
 // ServiceAccount token that RBAC allows and nothing else.
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import https from "node:https";
+import { httpsJson } from "../../src/testenv/https-json.js";
 import os from "node:os";
 import path from "node:path";
 import { stringify as toYaml } from "yaml";
@@ -51,43 +51,7 @@ export interface StackOptions {
   watcher?: boolean;
 }
 
-export function httpsJson(
-  url: string,
-  caPem: string,
-  method: string,
-  body?: unknown,
-  token?: string,
-): Promise<{ status: number; body: unknown }> {
-  return new Promise((resolve, reject) => {
-    const req = https.request(
-      url,
-      {
-        method,
-        ca: caPem,
-        headers: {
-          "content-type": "application/json",
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let parsed: unknown = text;
-          try {
-            parsed = JSON.parse(text);
-          } catch {
-            // keep the text
-          }
-          resolve({ status: res.statusCode ?? 0, body: parsed });
-        });
-      },
-    );
-    req.on("error", reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
+export { httpsJson } from "../../src/testenv/https-json.js";
 
 async function must(
   what: string,
