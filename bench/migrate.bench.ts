@@ -18,7 +18,7 @@ import { stringify as toYaml } from "yaml";
 import { buildCrd } from "../src/api/crd.js";
 import { CRD_NAME, GROUP, KIND, PLURAL, type Version } from "../src/api/types.js";
 import { storageVersionHash } from "../src/migrate/storage-migration.js";
-import { kubeClient, type KubeClient } from "../src/watcher/kube-http.js";
+import { kubeClient, type KubeClient } from "../src/kube/client.js";
 import { startControlPlane, type ControlPlane } from "../test/harness/control-plane.js";
 import { CLI, startServe, type ServeProcess } from "../test/harness/operator.js";
 import { registerOperator } from "../test/harness/operator-stack.js";

@@ -16,7 +16,7 @@ import os from "node:os";
 import { startControlPlane, type ControlPlane } from "../test/harness/control-plane.js";
 import { httpsJson, startOperatorStack, type OperatorStack } from "../test/harness/operator-stack.js";
 import { sleep, waitFor } from "../test/harness/process.js";
-import { kubeClient, type KubeClient } from "../src/watcher/kube-http.js";
+import { kubeClient, type KubeClient } from "../src/kube/client.js";
 import { fmt, summarize } from "./stats.js";
 
 const RUNS = Number(process.env.RUNS ?? 3);

@@ -6,7 +6,7 @@ import { hasFinalizer, releaseFinalizer } from "../reconcile/finalizer.js";
 import { loadKubeConfig } from "../server/kubeconfig.js";
 import { logger } from "../server/logger.js";
 import { parseRouteKey } from "../watcher/keys.js";
-import { KubeError, kubeClient } from "../watcher/kube-http.js";
+import { KubeError, kubeClient } from "../kube/client.js";
 import { UsageError, type Command } from "./command.js";
 
 const help = `Usage: edge-operator finalizer release NAMESPACE/NAME --reason TEXT [options]

@@ -8,7 +8,7 @@ import { parseListen } from "../server/https.js";
 import { loadKubeConfig } from "../server/kubeconfig.js";
 import { logger } from "../server/logger.js";
 import { registry } from "../server/metrics.js";
-import { kubeClient } from "../watcher/kube-http.js";
+import { kubeClient } from "../kube/client.js";
 import { reconcileClient, tokenSource } from "../watcher/reconcile-client.js";
 import { startWatcher, type RunningWatcher } from "../watcher/watcher.js";
 import { UsageError, type Command } from "./command.js";

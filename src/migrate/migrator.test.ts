@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { buildCrd } from "../api/crd.js";
 import { CRD_NAME } from "../api/types.js";
-import { KubeError, type KubeClient, type RequestOptions } from "../watcher/kube-http.js";
+import { KubeError, type KubeClient, type RequestOptions } from "../kube/client.js";
 import { migrateStorage, MigrationError, type MigrateOptions } from "./migrator.js";
 import { storageVersionHash } from "./storage-migration.js";
 

@@ -4,7 +4,7 @@
 // that is killed is finished by running it again; the trim comes last and
 // only after every object was written.
 
-import { KubeError, type KubeClient } from "../watcher/kube-http.js";
+import { KubeError, type KubeClient } from "../kube/client.js";
 import {
   alreadyMigratedLine,
   classifyWriteFailure,

@@ -6,7 +6,7 @@
 
 import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
-import type { KubeClient } from "../watcher/kube-http.js";
+import type { KubeClient } from "../kube/client.js";
 
 export type AuthVerdict = { ok: true; user: string } | { ok: false; status: 401 | 403; message: string };
 

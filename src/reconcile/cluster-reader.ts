@@ -3,7 +3,7 @@
 
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import { GROUP, PLURAL, type EdgeRouteV2 } from "../api/types.js";
-import { KubeError, type KubeClient } from "../watcher/kube-http.js";
+import { KubeError, type KubeClient } from "../kube/client.js";
 
 interface List<T> {
   items: T[];

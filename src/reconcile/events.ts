@@ -5,7 +5,7 @@ import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { EdgeRouteV2 } from "../api/types.js";
 import type { Logger } from "../server/logger.js";
-import type { KubeClient } from "../watcher/kube-http.js";
+import type { KubeClient } from "../kube/client.js";
 import { nowRfc3339 } from "./conditions.js";
 
 export type EventType = "Normal" | "Warning";

@@ -3,7 +3,7 @@
 // that could drop another controller's finalizer or race a newer change.
 
 import { FINALIZER, FINALIZER_RELEASED_ANNOTATION, type EdgeRouteV2 } from "../api/types.js";
-import type { KubeClient } from "../watcher/kube-http.js";
+import type { KubeClient } from "../kube/client.js";
 import { routePath } from "./cluster-reader.js";
 
 export function hasFinalizer(route: EdgeRouteV2): boolean {

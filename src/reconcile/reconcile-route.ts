@@ -3,7 +3,7 @@
 // allows (see caller-auth.ts) get in.
 
 import { errorReply, MiB, type JsonRoute } from "../server/json-route.js";
-import { KubeError } from "../watcher/kube-http.js";
+import { KubeError } from "../kube/client.js";
 import type { CallerAuth } from "./caller-auth.js";
 import { ReconcileInputError, type Reconciler } from "./reconciler.js";
 

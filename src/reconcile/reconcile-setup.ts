@@ -5,7 +5,7 @@
 import type { KubeConfig } from "@kubernetes/client-node";
 import { errorReply, type JsonRoute } from "../server/json-route.js";
 import { logger } from "../server/logger.js";
-import { kubeClient } from "../watcher/kube-http.js";
+import { kubeClient } from "../kube/client.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { MemoryDataPlane } from "../dataplane/memory.js";
 import { tokenReviewAuth, type CallerAuth } from "./caller-auth.js";

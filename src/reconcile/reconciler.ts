@@ -11,8 +11,8 @@
 import { FINALIZER, type EdgeRouteV2, type EdgeRouteStatus } from "../api/types.js";
 import type { Logger } from "../server/logger.js";
 import { SNAPSHOT_KEY, parseRouteKey } from "../watcher/keys.js";
-import type { KubeClient } from "../watcher/kube-http.js";
-import { KubeError } from "../watcher/kube-http.js";
+import type { KubeClient } from "../kube/client.js";
+import { KubeError } from "../kube/client.js";
 import {
   acceptedFrom,
   backendServices,

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { Informer, type EventType } from "./informer.js";
-import { kubeClient } from "./kube-http.js";
+import { kubeClient } from "../kube/client.js";
 
 interface Obj {
   metadata: { namespace: string; name: string; resourceVersion: string };

@@ -6,7 +6,7 @@
 // they need.
 
 import type { Logger } from "pino";
-import { KubeError, type KubeClient } from "./kube-http.js";
+import { KubeError, type KubeClient } from "../kube/client.js";
 import { keyOf, type Watched } from "./service-index.js";
 
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";

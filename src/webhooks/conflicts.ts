@@ -7,7 +7,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import { GROUP, PLURAL } from "../api/types.js";
 import type { Logger } from "../server/logger.js";
 import { Informer, type EventType } from "../watcher/informer.js";
-import { kubeClient } from "../watcher/kube-http.js";
+import { kubeClient } from "../kube/client.js";
 import { claimKey, claimsOf, describeMatch } from "./route-keys.js";
 
 export interface RouteSummary {

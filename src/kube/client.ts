@@ -1,7 +1,8 @@
 // A thin JSON client for the apiserver on Node's http(s), with the kubeconfig's
-// credentials and one keep-alive agent. The watcher needs only list, watch,
-// get, create and replace, and needs control of the watch stream (timeouts,
-// aborts) that the generated clients do not give.
+// credentials and one keep-alive agent, shared by the watcher, the reconcile,
+// certificates, migration and the break-glass. It gives control of watch
+// streams (timeouts, aborts), patch content types and error bodies that the
+// generated clients do not, and costs a request no more than it must.
 
 import http from "node:http";
 import https from "node:https";
