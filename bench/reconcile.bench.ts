@@ -14,7 +14,12 @@
 import { readFileSync } from "node:fs";
 import os from "node:os";
 import { startControlPlane, type ControlPlane } from "../test/harness/control-plane.js";
-import { httpsJson, startOperatorStack, type OperatorStack } from "../test/harness/operator-stack.js";
+import {
+  httpsJson,
+  startOperatorStack,
+  type OperatorStack,
+  type StackOptions,
+} from "../test/harness/operator-stack.js";
 import { sleep, waitFor } from "../test/harness/process.js";
 import { kubeClient, type KubeClient } from "../src/kube/client.js";
 import { fmt, summarize } from "./stats.js";
@@ -145,6 +150,31 @@ async function floorStatusPatches(kube: KubeClient, n: number): Promise<number> 
   return Number(process.hrtime.bigint() - start) / 1e9;
 }
 
+/** Resolves when the server has written `n` statuses since it started. */
+function statusWrites(stack: OperatorStack, n: number, timeoutMs: number, everyMs: number): Promise<true> {
+  return waitFor(
+    `status writes to reach ${n}`,
+    async () => ((await metric(stack, "edge_operator_status_writes_total")) >= n ? true : undefined),
+    timeoutMs,
+    everyMs,
+  );
+}
+
+/** A fresh control plane and operator for one run, stopped whatever happens. */
+async function withOperator<T>(
+  opts: StackOptions,
+  fn: (cp: ControlPlane, stack: OperatorStack, kube: KubeClient) => Promise<T>,
+): Promise<T> {
+  const cp = await startControlPlane();
+  const stack = await startOperatorStack(cp, opts);
+  try {
+    return await fn(cp, stack, kubeClient(cp.kubeConfig()));
+  } finally {
+    await stack.stop();
+    await cp.stop();
+  }
+}
+
 interface RunFigures {
   converge: number;
   floor: number;
@@ -154,20 +184,12 @@ interface RunFigures {
 }
 
 async function burstRun(): Promise<RunFigures> {
-  const cp: ControlPlane = await startControlPlane();
-  const stack = await startOperatorStack(cp, { watcher: false, watchArgs: ["--resync", "0"] });
-  try {
-    const kube = kubeClient(cp.kubeConfig());
+  return withOperator({ watcher: false, watchArgs: ["--resync", "0"] }, async (cp, stack, kube) => {
     await createRoutes(kube, N);
     const pushes0 = (await stack.dataPlane()).pushes;
     const start = process.hrtime.bigint();
     const w = stack.startWatcher(["--no-leader-elect", "--identity", "bench"]);
-    await waitFor(
-      "status writes to reach N",
-      async () => ((await metric(stack, "edge_operator_status_writes_total")) >= N ? true : undefined),
-      600_000,
-      50,
-    );
+    await statusWrites(stack, N, 600_000, 50);
     const converge = Number(process.hrtime.bigint() - start) / 1e9;
     const programmed = await countProgrammed(kube);
     if (programmed !== N) throw new Error(`only ${programmed} of ${N} routes are Programmed`);
@@ -196,10 +218,7 @@ async function burstRun(): Promise<RunFigures> {
 
     const floor = await floorStatusPatches(kube, N);
     return { converge, floor, pushes, resyncPushes, resyncWrites };
-  } finally {
-    await stack.stop();
-    await cp.stop();
-  }
+  });
 }
 
 /** Routes created while the watcher runs: pushes during the burst, and time past the last create. */
@@ -209,30 +228,19 @@ async function liveBurstRun(): Promise<{
   pushes: number;
   snapshots: number;
 }> {
-  const cp = await startControlPlane();
-  const stack = await startOperatorStack(cp, { watchArgs: ["--resync", "0", "--no-leader-elect"] });
-  try {
-    const kube = kubeClient(cp.kubeConfig());
+  return withOperator({ watchArgs: ["--resync", "0", "--no-leader-elect"] }, async (cp, stack, kube) => {
     const snaps0 = await metric(stack, 'edge_operator_reconcile_duration_seconds_count{kind="snapshot"');
     const start = process.hrtime.bigint();
     await createRoutes(kube, N);
     const create = Number(process.hrtime.bigint() - start) / 1e9;
-    await waitFor(
-      "status writes to reach N",
-      async () => ((await metric(stack, "edge_operator_status_writes_total")) >= N ? true : undefined),
-      600_000,
-      50,
-    );
+    await statusWrites(stack, N, 600_000, 50);
     const converge = Number(process.hrtime.bigint() - start) / 1e9;
     const programmed = await countProgrammed(kube);
     if (programmed !== N) throw new Error(`only ${programmed} of ${N} routes are Programmed`);
     const snapshots =
       (await metric(stack, 'edge_operator_reconcile_duration_seconds_count{kind="snapshot"')) - snaps0;
     return { create, converge, pushes: (await stack.dataPlane()).pushes, snapshots };
-  } finally {
-    await stack.stop();
-    await cp.stop();
-  }
+  });
 }
 
 interface MemorySample {
@@ -242,19 +250,11 @@ interface MemorySample {
 }
 
 async function memoryRun(): Promise<{ converge: number; busy: MemorySample; idle: MemorySample }> {
-  const cp = await startControlPlane();
-  const stack = await startOperatorStack(cp, { watcher: false, watchArgs: ["--resync", "0"] });
-  try {
-    const kube = kubeClient(cp.kubeConfig());
+  return withOperator({ watcher: false, watchArgs: ["--resync", "0"] }, async (cp, stack, kube) => {
     await createRoutes(kube, BIG);
     const start = process.hrtime.bigint();
     const w = stack.startWatcher(["--no-leader-elect", "--identity", "bench-big"]);
-    await waitFor(
-      "status writes to reach BIG",
-      async () => ((await metric(stack, "edge_operator_status_writes_total")) >= BIG ? true : undefined),
-      1_800_000,
-      500,
-    );
+    await statusWrites(stack, BIG, 1_800_000, 500);
     const converge = Number(process.hrtime.bigint() - start) / 1e9;
     // Right after the burst V8 still holds the garbage of it; its memory reducer
     // gives most of it back once the process idles. Both are reported.
@@ -268,10 +268,7 @@ async function memoryRun(): Promise<{ converge: number; busy: MemorySample; idle
     await sleep(60_000);
     const idle = await sample();
     return { converge, busy, idle };
-  } finally {
-    await stack.stop();
-    await cp.stop();
-  }
+  });
 }
 
 const runs: RunFigures[] = [];

@@ -4,7 +4,7 @@ import { migrateStorage, type MigrateOptions } from "../migrate/migrator.js";
 import { loadKubeConfig } from "../server/kubeconfig.js";
 import { kubeClient } from "../kube/client.js";
 import { UsageError, type Command } from "./command.js";
-import { parseDuration } from "./watch.js";
+import { parseDuration } from "./duration-flag.js";
 
 const help = `Usage: edge-operator migrate [options]
 

@@ -9,7 +9,7 @@ import { admissionRoutes } from "../webhooks/admission-routes.js";
 import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "../certs/serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
 import { DATA_PLANES, reconcileRoutes, type DataPlaneKind } from "../reconcile/reconcile-setup.js";
-import { parseDuration } from "./watch.js";
+import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
 
 const help = `Usage: edge-operator serve --tls-cert FILE --tls-key FILE [options]

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { parseDuration, parseWatchArgs } from "./watch.js";
+import { parseDuration } from "./duration-flag.js";
+import { parseWatchArgs } from "./watch.js";
 
 describe("parseDuration", () => {
   it("reads Go-style durations", () => {

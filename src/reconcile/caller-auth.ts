@@ -7,6 +7,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { KubeClient } from "../kube/client.js";
+import { errorReply, type JsonRoute } from "../server/json-route.js";
 
 export type AuthVerdict = { ok: true; user: string } | { ok: false; status: 401 | 403; message: string };
 
@@ -98,5 +99,29 @@ export function tokenReviewAuth(
       cache.set(id, { verdict, until: now + (verdict.ok ? ttl : deniedTtl) });
       return verdict;
     },
+  };
+}
+
+/** Wraps a route's handler so that only callers `auth` lets in reach it. */
+export function requireCaller(auth: CallerAuth, handle: JsonRoute["handle"]): JsonRoute["handle"] {
+  return async (body, ctx) => {
+    let verdict: AuthVerdict;
+    try {
+      verdict = await auth.check(ctx.headers);
+    } catch (e) {
+      return errorReply(
+        503,
+        "ServiceUnavailable",
+        `could not check the caller's credentials: ${(e as Error).message}`,
+      );
+    }
+    if (!verdict.ok) {
+      return errorReply(
+        verdict.status,
+        verdict.status === 401 ? "Unauthorized" : "Forbidden",
+        verdict.message,
+      );
+    }
+    return handle(body, ctx);
   };
 }

@@ -4,37 +4,27 @@
 
 import { errorReply, MiB, type JsonRoute } from "../server/json-route.js";
 import { KubeError } from "../kube/client.js";
-import type { CallerAuth } from "./caller-auth.js";
+import { requireCaller, type CallerAuth } from "./caller-auth.js";
 import { ReconcileInputError, type Reconciler } from "./reconciler.js";
 
 export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerAuth | undefined): JsonRoute {
-  return {
-    path: "/reconcile",
-    limit: MiB,
-    async handle(body, ctx) {
-      if (!reconciler || !auth) {
-        return errorReply(
+  const path = "/reconcile";
+  if (!reconciler || !auth) {
+    return {
+      path,
+      limit: MiB,
+      handle: () =>
+        errorReply(
           503,
           "ServiceUnavailable",
           "/reconcile needs cluster access: start serve with --kubeconfig, or in a cluster",
-        );
-      }
-      let verdict;
-      try {
-        verdict = await auth.check(ctx.headers);
-      } catch (e) {
-        return errorReply(
-          503,
-          "ServiceUnavailable",
-          `could not check the caller's credentials: ${(e as Error).message}`,
-        );
-      }
-      if (!verdict.ok)
-        return errorReply(
-          verdict.status,
-          verdict.status === 401 ? "Unauthorized" : "Forbidden",
-          verdict.message,
-        );
+        ),
+    };
+  }
+  return {
+    path,
+    limit: MiB,
+    handle: requireCaller(auth, async (body, ctx) => {
       const key = (body as { key?: unknown } | null)?.key;
       if (typeof body !== "object" || body === null || typeof key !== "string" || key === "") {
         return errorReply(
@@ -51,6 +41,6 @@ export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerA
         ctx.log.warn({ err: e, key }, "reconcile failed");
         return errorReply(status, "ReconcileFailed", `reconcile of ${key} failed: ${(e as Error).message}`);
       }
-    },
+    }),
   };
 }

@@ -8,7 +8,7 @@ import { logger } from "../server/logger.js";
 import { kubeClient } from "../kube/client.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { MemoryDataPlane } from "../dataplane/memory.js";
-import { tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
+import { requireCaller, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
 import { kubeEventRecorder } from "./events.js";
 import { reconcileRoute } from "./reconcile-route.js";
 import { Reconciler } from "./reconciler.js";
@@ -52,31 +52,17 @@ export async function reconcileRoutes(
 
 /** GET /debug/dataplane and POST /debug/dataplane/fail-next: the memory sink only, same callers as /reconcile. */
 function memoryDebugRoutes(memory: MemoryDataPlane, auth: CallerAuth): JsonRoute[] {
-  const guarded =
-    (
-      fn: (body: unknown) => JsonRoute["handle"] extends (...a: never[]) => infer R ? R : never,
-    ): JsonRoute["handle"] =>
-    async (body, ctx) => {
-      const verdict = await auth.check(ctx.headers);
-      if (!verdict.ok)
-        return errorReply(
-          verdict.status,
-          verdict.status === 401 ? "Unauthorized" : "Forbidden",
-          verdict.message,
-        );
-      return fn(body);
-    };
   return [
     {
       path: "/debug/dataplane",
       method: "GET",
       limit: 0,
-      handle: guarded(() => ({ status: 200, body: memory.state() })),
+      handle: requireCaller(auth, () => ({ status: 200, body: memory.state() })),
     },
     {
       path: "/debug/dataplane/fail-next",
       limit: 1024,
-      handle: guarded((body) => {
+      handle: requireCaller(auth, (body) => {
         const n = (body as { count?: unknown } | null)?.count ?? 1;
         if (typeof n !== "number" || !Number.isInteger(n) || n < 0) {
           return errorReply(400, "BadRequest", "count: must be a whole number >= 0");
