@@ -4,7 +4,7 @@
 import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import https from "node:https";
 import type { RequestListener } from "node:http";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { logger } from "./logger.js";
 
 export interface TlsFiles {
@@ -48,7 +48,18 @@ export async function startHttpsServer(
   opts: HttpsServerOptions,
 ): Promise<RunningServer> {
   const pair = readPair(opts.tls);
-  const server = https.createServer({ ...pair, minVersion: "TLSv1.2" }, handler);
+  // Which key pair each connection was handshaken with. After a reload, a
+  // connection from before it answers its next request with Connection: close,
+  // so keep-alive clients (the apiserver pools them) handshake again and meet
+  // the new certificate at once, not whenever the pool happens to grow. Closing
+  // after a response, never while idle, leaves no request racing a close.
+  let generation = 0;
+  const handshakenWith = new WeakMap<Socket, number>();
+  const server = https.createServer({ ...pair, minVersion: "TLSv1.2" }, (req, res) => {
+    if ((handshakenWith.get(req.socket) ?? generation) < generation) res.setHeader("Connection", "close");
+    handler(req, res);
+  });
+  server.on("secureConnection", (socket) => handshakenWith.set(socket, generation));
   // Webhook callers keep connections open; keep them longer than their idle timeout.
   server.keepAliveTimeout = 65_000;
   server.headersTimeout = 66_000;
@@ -65,6 +76,7 @@ export async function startHttpsServer(
   const reload = (next?: { cert: string; key: string }): void => {
     const p = next ?? readPair(opts.tls);
     server.setSecureContext({ ...p, minVersion: "TLSv1.2" });
+    generation++;
     logger.info("TLS key pair reloaded");
   };
 
