@@ -60,9 +60,12 @@ export async function startHttpsServer(
     handler(req, res);
   });
   server.on("secureConnection", (socket) => handshakenWith.set(socket, generation));
-  // Webhook callers keep connections open; keep them longer than their idle timeout.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+  // The apiserver's webhook client (client-go, Go's http.Transport) drops idle
+  // connections after 90 s. Keeping them longer lets the client, never the
+  // server, close an idle one: a server-side close can cross a request the
+  // client has just written, and that admission fails with EOF.
+  server.keepAliveTimeout = 95_000;
+  server.headersTimeout = 96_000;
   server.requestTimeout = 120_000;
 
   await new Promise<void>((resolve, reject) => {
