@@ -1,7 +1,7 @@
 // Oldest wins, per host and match. A match is its host, path type, normalized
 // path and set of header matches; a later route that claims one already owned
-// loses that one claim and keeps the rest. One Map keyed by the claim keeps
-// this linear in the number of claims.
+// loses that one claim and keeps the rest. Maps by host, path type and claim
+// keep this linear in the number of claims.
 
 import type { PathMatchType } from "../api/types.js";
 
@@ -20,13 +20,9 @@ export interface DroppedMatch {
   readonly owner: string;
 }
 
-export function claimKey(
-  hostname: string,
-  pathType: PathMatchType,
-  path: string,
-  headers: readonly HeaderClaim[],
-): string {
-  let key = `${hostname}\u0000${pathType}\u0000${path}`;
+/** A header set as one string, "" for none: a claim is its host, path type, path and this. */
+export function headerKey(headers: readonly HeaderClaim[]): string {
+  let key = "";
   for (const h of headers) key += `\u0000${h.name}\u0001${h.value}`;
   return key;
 }
@@ -34,17 +30,45 @@ export function claimKey(
 export const GRANTED = { granted: true } as const;
 export const HELD = { held: true } as const;
 
+/** Owners by header key, then by path. */
+type Owners = Map<string, Map<string, string>>;
+
+/** One host's owners, by path type. */
+interface HostClaims {
+  readonly exact: Owners;
+  readonly prefix: Owners;
+}
+
 export class ClaimRegistry {
-  private readonly owners = new Map<string, string>();
+  // Nested by host, path type, header set and path, so that a claim is a few
+  // lookups by strings the build already holds: no key string is built per claim.
+  private readonly hosts = new Map<string, HostClaims>();
 
   /**
    * Claims for `routeKey`; routes must claim in age order. `held` means the
    * route asked twice for the same match: the second copy could never be reached.
    */
-  claim(routeKey: string, key: string): typeof GRANTED | typeof HELD | { readonly owner: string } {
-    const owner = this.owners.get(key);
+  claim(
+    routeKey: string,
+    hostname: string,
+    pathType: PathMatchType,
+    path: string,
+    headers: string,
+  ): typeof GRANTED | typeof HELD | { readonly owner: string } {
+    let host = this.hosts.get(hostname);
+    if (host === undefined) {
+      host = { exact: new Map(), prefix: new Map() };
+      this.hosts.set(hostname, host);
+    }
+    const byHeaders = pathType === "Exact" ? host.exact : host.prefix;
+    let owners = byHeaders.get(headers);
+    if (owners === undefined) {
+      owners = new Map();
+      byHeaders.set(headers, owners);
+    }
+    const owner = owners.get(path);
     if (owner === undefined) {
-      this.owners.set(key, routeKey);
+      owners.set(path, routeKey);
       return GRANTED;
     }
     return owner === routeKey ? HELD : { owner };

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { compareEntries, orderKey, type Ordered } from "./route-order.js";
+import type { EdgeRouteV2 } from "../api/types.js";
+import { ageOrder, compareEntries, creationTime, keyOrder, orderKey, type Ordered } from "./route-order.js";
 
 const ordered: fc.Arbitrary<Ordered> = fc.record({
   pathType: fc.constantFrom("Exact" as const, "PathPrefix" as const),
@@ -31,5 +32,44 @@ describe("orderKey", () => {
       match: 15,
     });
     expect(Number.isSafeInteger(k)).toBe(true);
+  });
+});
+
+describe("keyOrder and ageOrder", () => {
+  // Namespaces that prefix one another, missing fields, ties; with a "/", the fallback.
+  const routeArb = (slash: boolean) =>
+    fc.record({
+      namespace: fc.constantFrom("a", "a-b", "ab", "a0", "", undefined, ...(slash ? ["a/b"] : [])),
+      name: fc.constantFrom("x", "x-y", "y", undefined),
+      creationTimestamp: fc.constantFrom("2025-01-01T00:00:00Z", "2025-01-02T00:00:00Z", "bad", undefined),
+    });
+
+  it.each([false, true])("rank as plain sorts do (a namespace with a slash: %s)", (slash) => {
+    fc.assert(
+      fc.property(fc.array(routeArb(slash), { maxLength: 30 }), (metas) => {
+        const routes = metas.map((metadata) => ({ metadata }) as unknown as EdgeRouteV2);
+        const keys = metas.map((m) => `${m.namespace ?? ""}/${m.name ?? ""}`);
+        const created = Float64Array.from(metas.map((m) => creationTime(m.creationTimestamp)));
+        const byKey = metas
+          .map((_, i) => i)
+          .sort((a, b) =>
+            keys[a] !== keys[b]
+              ? (keys[a] as string) < (keys[b] as string)
+                ? -1
+                : 1
+              : (created[a] as number) !== (created[b] as number)
+                ? (created[a] as number) < (created[b] as number)
+                  ? -1
+                  : 1
+                : a - b,
+          );
+        expect(keyOrder(routes, keys, created)).toEqual(byKey);
+        const byAge = [...byKey].sort(
+          (a, b) => Math.sign((created[a] as number) - (created[b] as number)) || 0,
+        );
+        expect(ageOrder(byKey, created)).toEqual(byAge);
+      }),
+      { numRuns: 500 },
+    );
   });
 });

@@ -1,26 +1,83 @@
 // The one place that decides order. Routes are ranked oldest first
-// (creationTimestamp, then namespace/name): the older owns a contested match.
+// (creationTimestamp, then namespace/name): the older owns a contested match;
+// the snapshot lists its outcomes by namespace/name.
 // Within a virtual host, Envoy takes the first route that matches, so entries
 // follow the Gateway API's precedence: Exact before PathPrefix, longer path
 // first, more header matches first, then the older route, then rule and match
 // order inside that route.
 
-import type { PathMatchType } from "../api/types.js";
+import type { EdgeRouteV2, PathMatchType } from "../api/types.js";
 
-export interface Ranked {
-  readonly key: string;
-  /** Milliseconds since the epoch; Infinity when unknown, so that it sorts last. */
-  readonly created: number;
-}
-
-export function compareAge(a: Ranked, b: Ranked): number {
-  if (a.created !== b.created) return a.created < b.created ? -1 : 1;
-  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
-}
-
+/** Milliseconds since the epoch; Infinity when unknown, so that it sorts last. */
 export function creationTime(timestamp: string | undefined): number {
   const t = timestamp === undefined ? Number.NaN : Date.parse(timestamp);
   return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
+}
+
+/**
+ * Route indexes in key order (`namespace/name`; then age, then input order).
+ * Sorted per namespace by name, the namespaces by `namespace/`: the same order
+ * with fewer and shorter comparisons, of strings the routes already hold.
+ */
+export function keyOrder(
+  routes: readonly EdgeRouteV2[],
+  keys: readonly string[],
+  created: Float64Array,
+): number[] {
+  const byNamespace = new Map<string, number[]>();
+  for (let i = 0; i < routes.length; i++) {
+    const ns = (routes[i] as EdgeRouteV2).metadata?.namespace ?? "";
+    const group = byNamespace.get(ns);
+    if (group === undefined) byNamespace.set(ns, [i]);
+    else group.push(i);
+  }
+  const namespaces = [...byNamespace.keys()];
+  const compareIndexes = (a: number, b: number) =>
+    compareKeys(keys[a] as string, keys[b] as string) || compareNumbers(created, a, b) || a - b;
+  // A "/" in a namespace would break the equivalence; the apiserver allows none.
+  if (namespaces.some((ns) => ns.includes("/"))) {
+    const all = routes.map((_, i) => i);
+    return all.sort(compareIndexes);
+  }
+  const nameOf = (i: number) => (routes[i] as EdgeRouteV2).metadata?.name ?? "";
+  const out: number[] = [];
+  for (const ns of namespaces.map((ns) => `${ns}/`).sort()) {
+    const group = byNamespace.get(ns.slice(0, -1)) as number[];
+    group.sort((a, b) => compareKeys(nameOf(a), nameOf(b)) || compareNumbers(created, a, b) || a - b);
+    for (const i of group) out.push(i);
+  }
+  return out;
+}
+
+/** `byKey` stably sorted by creation time: a counting sort over the distinct times. */
+export function ageOrder(byKey: readonly number[], created: Float64Array): number[] {
+  const counts = new Map<number, number>();
+  for (const t of created) counts.set(t, (counts.get(t) ?? 0) + 1);
+  const times = Float64Array.from(counts.keys()).sort();
+  const next = new Map<number, number>();
+  let at = 0;
+  for (const t of times) {
+    next.set(t, at);
+    at += counts.get(t) as number;
+  }
+  const out = new Array<number>(byKey.length);
+  for (const i of byKey) {
+    const t = created[i] as number;
+    const p = next.get(t) as number;
+    out[p] = i;
+    next.set(t, p + 1);
+  }
+  return out;
+}
+
+function compareKeys(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function compareNumbers(xs: Float64Array, a: number, b: number): number {
+  const x = xs[a] as number;
+  const y = xs[b] as number;
+  return x < y ? -1 : x > y ? 1 : 0;
 }
 
 export interface Ordered {

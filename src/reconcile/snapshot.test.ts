@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { EdgeRouteV2, RouteRule } from "../api/types.js";
@@ -148,6 +149,46 @@ describe("buildSnapshot laws", () => {
           expect(buildSnapshot(b, services)).toEqual(buildSnapshot(a, services));
         },
       ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("lists one outcome per route, in key order, whatever the namespaces", () => {
+    // Namespaces that prefix one another, and one with a "/" (which the apiserver refuses).
+    const keyArb = fc.record({
+      namespace: fc.constantFrom("a", "a-b", "ab", "a0", "b", "a/b", ""),
+      name: fc.constantFrom("x", "x-y", "y", "a"),
+      day: fc.integer({ min: 1, max: 3 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(keyArb, { selector: (k) => `${k.namespace}/${k.name}`, maxLength: 20 }),
+        (ks) => {
+          const routes = ks.map((k): EdgeRouteV2 => ({
+            apiVersion: "net.10xdev.io/v2",
+            kind: "EdgeRoute",
+            metadata: {
+              namespace: k.namespace,
+              name: k.name,
+              creationTimestamp: `2025-01-0${k.day}T00:00:00Z`,
+            },
+            spec: { rules: [{ matches: [{ path: { value: "/" } }], backends: [{ name: "a", port: 80 }] }] },
+          }));
+          const keys = ks.map((k) => `${k.namespace}/${k.name}`).sort();
+          expect(buildSnapshot(routes, services).outcomes.map((o) => o.key)).toEqual(keys);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("its version is the SHA-256 of the canonical JSON, though hashed in pieces", () => {
+    fc.assert(
+      fc.property(routesArb, (routes) => {
+        const s = buildSnapshot(routes, services);
+        const whole = createHash("sha256").update(canonicalJson(s.resources)).digest("hex");
+        expect(s.version).toBe(whole.slice(0, 16));
+      }),
       { numRuns: 300 },
     );
   });

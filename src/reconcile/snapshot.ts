@@ -3,20 +3,13 @@
 // Pure and deterministic: the same routes and endpoints in any order give the
 // same snapshot. Terminating routes are the caller's to leave out.
 
+import { LIMITS } from "../api/schema.js";
 import type { EdgeRouteV2, PathMatchType, RouteMatch, RouteRule } from "../api/types.js";
-import {
-  ClaimRegistry,
-  claimKey,
-  describeDropped,
-  HELD,
-  type DroppedMatch,
-  type HeaderClaim,
-} from "./conflicts.js";
+import { ClaimRegistry, describeDropped, HELD, type DroppedMatch } from "./conflicts.js";
 import { contentVersion } from "./content-hash.js";
 import {
   cluster,
   clusterLoadAssignment,
-  clusterName,
   DEFAULT_XDS_DIR,
   listener,
   ROUTE_CONFIG_NAME,
@@ -24,15 +17,16 @@ import {
   type ConfigSourceOptions,
   type EnvoyResources,
   type EnvoyRoute,
+  type HeaderMatcher,
   type ListenerOptions,
   type RouteAction,
   type VirtualHost,
 } from "./envoy-resources.js";
-import { parseGatewayDuration } from "../api/duration.js";
-import { protoDuration } from "./proto-duration.js";
 import { envoyPathMatch, normalizePath } from "./path-match.js";
-import { checkRoute } from "./route-check.js";
-import { compareAge, compareHostnames, creationTime, orderKeyOf } from "./route-order.js";
+import { HeaderSets } from "./header-sets.js";
+import { RouteActions } from "./route-actions.js";
+import { checkRoute, isWellShaped } from "./route-check.js";
+import { ageOrder, compareHostnames, creationTime, keyOrder, orderKeyOf } from "./route-order.js";
 import type { ServiceEndpoints, SocketAddress } from "./service-endpoints.js";
 
 export type RejectReason = "Conflicted" | "ServiceNotFound" | "Invalid";
@@ -69,7 +63,6 @@ export type EndpointsByService = ReadonlyMap<string, ServiceEndpoints>;
 
 const ANY_HOST: readonly string[] = ["*"];
 const NONE_DROPPED: readonly DroppedMatch[] = [];
-const NO_HEADERS: readonly HeaderClaim[] = [];
 
 /** The route's hostnames, or `*` for none; repeats would claim against themselves, so they go. */
 function hostnamesOf(route: EdgeRouteV2): readonly string[] {
@@ -85,62 +78,17 @@ interface HostRoutes {
   readonly routes: EnvoyRoute[];
 }
 
-interface Candidate {
-  readonly key: string;
-  readonly created: number;
-  readonly route: EdgeRouteV2;
-}
-
 export function routeKey(route: EdgeRouteV2): string {
   return `${route.metadata?.namespace ?? ""}/${route.metadata?.name ?? ""}`;
 }
 
-/** Gateway API: of several header matches with the same name, the first counts. */
-function headerClaims(
-  headers: readonly { name: string; value: string }[] | undefined,
-): readonly HeaderClaim[] {
-  if (headers === undefined || headers.length === 0) return NO_HEADERS;
-  if (headers.length === 1) {
-    const h = headers[0] as { name: string; value: string };
-    return [{ name: h.name.toLowerCase(), value: h.value }];
-  }
-  const byName = new Map<string, string>();
-  for (const h of headers) {
-    const name = h.name.toLowerCase();
-    if (!byName.has(name)) byName.set(name, h.value);
-  }
-  return [...byName]
-    .map(([name, value]) => ({ name, value }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
+// `/r0/m0` … `/r15/m7`, made once: an entry's name is then one concatenation.
+const SUFFIXES: readonly (readonly string[])[] = Array.from({ length: LIMITS.rules }, (_, r) =>
+  Array.from({ length: LIMITS.matches }, (_, m) => `/r${r}/m${m}`),
+);
 
-/** One cluster per Service port; backends naming the same one add their weights; weight 0 sends nothing. */
-function routeAction(namespace: string, rule: RouteRule): RouteAction {
-  const ms = rule.timeout === undefined ? undefined : parseGatewayDuration(rule.timeout);
-  const timeout = ms === undefined ? undefined : protoDuration(ms);
-  // Plain arrays, not a Map: a rule has at most 8 backends and this runs for every rule.
-  const names: string[] = [];
-  const weights: number[] = [];
-  for (const b of rule.backends) {
-    const weight = b.weight ?? 1;
-    if (weight <= 0) continue;
-    const name = clusterName(namespace, b.name, b.port);
-    const at = names.indexOf(name);
-    if (at >= 0) weights[at] = (weights[at] as number) + weight;
-    else {
-      names.push(name);
-      weights.push(weight);
-    }
-  }
-  if (names.length === 1) {
-    const cluster = names[0] as string;
-    return timeout === undefined ? { cluster } : { cluster, timeout };
-  }
-  const clusters = names
-    .map((name, i) => ({ name, weight: weights[i] as number }))
-    .sort((x, y) => (x.name < y.name ? -1 : 1));
-  const weighted_clusters = { clusters };
-  return timeout === undefined ? { weighted_clusters } : { weighted_clusters, timeout };
+function entrySuffix(rule: number, match: number): string {
+  return SUFFIXES[rule]?.[match] ?? `/r${rule}/m${match}`;
 }
 
 function envoyRoute(
@@ -149,21 +97,46 @@ function envoyRoute(
   match: number,
   pathType: PathMatchType,
   path: string,
-  headers: readonly HeaderClaim[],
+  matchers: readonly HeaderMatcher[],
   action: RouteAction,
 ): EnvoyRoute {
-  const name = `${routeKey}/r${rule}/m${match}`;
-  const pathMatch = envoyPathMatch(pathType, path);
-  if (headers.length === 0) return { name, match: pathMatch, route: action };
-  const matchers = headers.map((h) => ({ name: h.name, string_match: { exact: h.value } }));
+  const name = routeKey + entrySuffix(rule, match);
+  if (matchers.length === 0) return { name, match: envoyPathMatch(pathType, path), route: action };
   // Literals per path kind, not a spread, so that key order is fixed and the objects stay fast.
   const m =
-    "path" in pathMatch
-      ? { path: pathMatch.path, headers: matchers }
-      : "prefix" in pathMatch
-        ? { prefix: pathMatch.prefix, headers: matchers }
-        : { path_separated_prefix: pathMatch.path_separated_prefix, headers: matchers };
+    pathType === "Exact"
+      ? { path, headers: matchers }
+      : path === "/"
+        ? { prefix: "/" as const, headers: matchers }
+        : { path_separated_prefix: path, headers: matchers };
   return { name, match: m, route: action };
+}
+
+/** Appends each rule's action to `actions`; false when a backend's Service or port does not exist. */
+function appendActions(
+  namespace: string,
+  rules: readonly RouteRule[],
+  made: RouteActions,
+  actions: RouteAction[],
+): boolean {
+  const start = actions.length;
+  for (const rule of rules) {
+    const action = made.actionOf(namespace, rule);
+    if (action === undefined) {
+      actions.length = start;
+      return false;
+    }
+    actions.push(action);
+  }
+  return true;
+}
+
+/** The outcome of a route that cannot be programmed; checkRoute says why, as field errors. */
+function rejection(key: string, route: EdgeRouteV2, endpoints: EndpointsByService): RouteOutcome {
+  const check = checkRoute(route, endpoints);
+  // checkRoute and the fast path (isWellShaped, then every backend found) agree; this is for the types.
+  if (check.ok) return { key, accepted: false, reason: "Invalid", message: "the route cannot be programmed" };
+  return { key, accepted: false, reason: check.reason, message: check.message };
 }
 
 function sortedRoutes(host: HostRoutes): EnvoyRoute[] {
@@ -178,41 +151,71 @@ export function buildSnapshot(
   options: SnapshotOptions = {},
 ): Snapshot {
   const source = options.configSource ?? { kind: "path", dir: DEFAULT_XDS_DIR };
-  const candidates: Candidate[] = routes.map((route) => ({
-    key: routeKey(route),
-    created: creationTime(route.metadata?.creationTimestamp),
-    route,
-  }));
-  candidates.sort(compareAge);
+  const n = routes.length;
+  const keys: string[] = new Array<string>(n);
+  const created = new Float64Array(n);
+  // Routes created in one burst share their second: each timestamp is parsed once.
+  const times = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const route = routes[i] as EdgeRouteV2;
+    keys[i] = routeKey(route);
+    const stamp = route.metadata?.creationTimestamp;
+    let t = stamp === undefined ? undefined : times.get(stamp);
+    if (t === undefined) {
+      t = creationTime(stamp);
+      if (stamp !== undefined) times.set(stamp, t);
+    }
+    created[i] = t;
+  }
+  // Outcomes are listed by key: rank the routes by key once, so that each
+  // outcome goes straight to its place and the age order (creationTimestamp,
+  // then key) is a stable pass over numbers.
+  const byKey = keyOrder(routes, keys, created);
+  const keyRank = new Int32Array(n);
+  for (let r = 0; r < n; r++) keyRank[byKey[r] as number] = r;
+  const byAge = ageOrder(byKey, created);
 
   const registry = new ClaimRegistry();
-  const outcomes: RouteOutcome[] = [];
+  const outcomes = new Array<RouteOutcome>(n);
   const byHost = new Map<string, HostRoutes>();
-  const usedClusters = new Set<string>();
+  // Actions are shared between rules, so the set of those in use is small.
+  const usedActions = new Set<RouteAction>();
+  const headerSets = new HeaderSets();
+  const made = new RouteActions(endpoints);
+  // One route's rule actions at a time, in an array reused from route to route.
+  const actions: RouteAction[] = [];
 
-  for (let rank = 0; rank < candidates.length; rank++) {
-    const { key, route } = candidates[rank] as Candidate;
-    const check = checkRoute(route, endpoints);
-    if (!check.ok) {
-      outcomes.push({ key, accepted: false, reason: check.reason, message: check.message });
+  for (let rank = 0; rank < n; rank++) {
+    const index = byAge[rank] as number;
+    const route = routes[index] as EdgeRouteV2;
+    const key = keys[index] as string;
+    const at = keyRank[index] as number;
+    actions.length = 0;
+    if (
+      !isWellShaped(route) ||
+      !appendActions(route.metadata.namespace ?? "", route.spec.rules, made, actions)
+    ) {
+      outcomes[at] = rejection(key, route, endpoints);
       continue;
     }
-    const namespace = route.metadata.namespace ?? "";
     const hostnames = hostnamesOf(route);
     let dropped: DroppedMatch[] | undefined;
     let kept = 0;
     const rules = route.spec.rules;
     for (let r = 0; r < rules.length; r++) {
       const rule = rules[r] as RouteRule;
-      const action = routeAction(namespace, rule);
+      const action = actions[r] as RouteAction;
       let ruleKept = false;
       for (let i = 0; i < rule.matches.length; i++) {
         const m = rule.matches[i] as RouteMatch;
         const pathType = m.path.type ?? "PathPrefix";
         const path = normalizePath(pathType, m.path.value);
-        const headers = headerClaims(m.headers);
+        const headers = headerSets.of(m.headers);
+        // The same entry serves every host of the route that keeps this match.
+        let out: EnvoyRoute | undefined;
+        let order = 0;
         for (const hostname of hostnames) {
-          const granted = registry.claim(key, claimKey(hostname, pathType, path, headers));
+          const granted = registry.claim(key, hostname, pathType, path, headers.key);
           if ("owner" in granted) {
             (dropped ??= []).push({ hostname, rule: r, match: i, owner: granted.owner });
             continue;
@@ -222,8 +225,10 @@ export function buildSnapshot(
           ruleKept = true;
           kept++;
           // Straight into its virtual host: a route that keeps nothing never gets here.
-          const order = orderKeyOf(pathType, path.length, headers.length, rank, r, i);
-          const out = envoyRoute(key, r, i, pathType, path, headers, action);
+          if (out === undefined) {
+            order = orderKeyOf(pathType, path.length, headers.claims.length, rank, r, i);
+            out = envoyRoute(key, r, i, pathType, path, headers.matchers, action);
+          }
           const host = byHost.get(hostname);
           if (host === undefined) byHost.set(hostname, { keys: [order], routes: [out] });
           else {
@@ -233,17 +238,14 @@ export function buildSnapshot(
         }
       }
       // A rule that lost every match sends traffic nowhere: its Services get no cluster.
-      if (ruleKept) {
-        if ("cluster" in action) usedClusters.add(action.cluster);
-        else for (const c of action.weighted_clusters.clusters) usedClusters.add(c.name);
-      }
+      if (ruleKept) usedActions.add(action);
     }
     if (kept === 0) {
       const message = `an older route owns every match of this route: ${describeDropped(dropped ?? [])}`;
-      outcomes.push({ key, accepted: false, reason: "Conflicted", message });
+      outcomes[at] = { key, accepted: false, reason: "Conflicted", message };
       continue;
     }
-    outcomes.push({ key, accepted: true, dropped: dropped ?? NONE_DROPPED });
+    outcomes[at] = { key, accepted: true, dropped: dropped ?? NONE_DROPPED };
   }
 
   const virtualHosts: VirtualHost[] = [...byHost.keys()].sort(compareHostnames).map((hostname) => ({
@@ -252,6 +254,11 @@ export function buildSnapshot(
     routes: sortedRoutes(byHost.get(hostname) as HostRoutes),
   }));
 
+  const usedClusters = new Set<string>();
+  for (const action of usedActions) {
+    if ("cluster" in action) usedClusters.add(action.cluster);
+    else for (const c of action.weighted_clusters.clusters) usedClusters.add(c.name);
+  }
   const clusterNames = [...usedClusters].sort();
   const resources: EnvoyResources = {
     listeners: [
@@ -270,7 +277,6 @@ export function buildSnapshot(
       clusterLoadAssignment(name, addressesOf(name, endpoints)),
     ),
   };
-  outcomes.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   return { version: contentVersion(resources), resources, outcomes };
 }
 
