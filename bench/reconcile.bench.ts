@@ -6,10 +6,13 @@
 //     data-plane pushes during that burst.
 //  2. A resync of N unchanged routes (a watcher restart enqueues every key):
 //     pushes and status writes before and after.
-//  3. Resident memory of the server and the watcher with BIG routes.
+//  3. Resident memory of the server and the watcher with BIG routes: the
+//     server's RSS and V8 heap sampled through each phase (creates, converge,
+//     after, idle) with the peak of each, and both processes' RSS after.
 // Snapshot build against serialization is bench/snapshot-build.ts.
 //
 //   RUNS=3 N=1000 BIG=10000 npm run bench:reconcile
+//   RUNS=0 BIG=10000 SERVE_NODE_OPTIONS="--max-old-space-size=384" npm run bench:reconcile
 
 import { readFileSync } from "node:fs";
 import os from "node:os";
@@ -249,13 +252,104 @@ interface MemorySample {
   heap: number;
 }
 
-async function memoryRun(): Promise<{ converge: number; busy: MemorySample; idle: MemorySample }> {
-  return withOperator({ watcher: false, watchArgs: ["--resync", "0"] }, async (cp, stack, kube) => {
+/** The server's V8 figures from its /metrics, in MiB. */
+async function serverHeap(stack: OperatorStack): Promise<{ used: number; total: number; external: number }> {
+  const r = await httpsJson(`${stack.serve.url}/metrics`, stack.serve.caPem, "GET");
+  const text = String(r.body);
+  const get = (name: string): number => {
+    const line = text.split("\n").find((l) => l.startsWith(`${name} `));
+    return line ? Number(line.split(" ").pop()) / 1024 / 1024 : NaN;
+  };
+  return {
+    used: get("edge_operator_process_nodejs_heap_size_used_bytes"),
+    total: get("edge_operator_process_nodejs_heap_size_total_bytes"),
+    external: get("edge_operator_process_nodejs_external_memory_bytes"),
+  };
+}
+
+interface PhasePeaks {
+  rss: number;
+  rssP50: number;
+  heapTotal: number;
+  heapUsed: number;
+  external: number;
+}
+
+/**
+ * Samples the server's RSS every `everyMs` and its V8 heap every other sample,
+ * and keeps the peaks per phase: "during" is what a memory limit must hold,
+ * not only the quiet figure after.
+ */
+function memorySampler(stack: OperatorStack, everyMs: number) {
+  let phase = "";
+  const rss = new Map<string, number[]>();
+  const heap = new Map<string, { used: number; total: number; external: number }[]>();
+  let stopped = false;
+  let tick = 0;
+  const loop = (async () => {
+    while (!stopped) {
+      const p = phase;
+      const pid = childPid(stack.serve.process.child.pid);
+      const r = rssMiB(pid);
+      if (Number.isFinite(r)) rss.set(p, [...(rss.get(p) ?? []), r]);
+      if (tick++ % 2 === 0) {
+        const h = await serverHeap(stack).catch(() => undefined);
+        if (h) heap.set(p, [...(heap.get(p) ?? []), h]);
+      }
+      await sleep(everyMs);
+    }
+  })();
+  return {
+    phase(name: string) {
+      phase = name;
+      process.stderr.write(`phase ${name} at ${new Date().toISOString()}\n`);
+    },
+    async stop(): Promise<Map<string, PhasePeaks>> {
+      stopped = true;
+      await loop;
+      const out = new Map<string, PhasePeaks>();
+      for (const [p, xs] of rss) {
+        const hs = heap.get(p) ?? [];
+        out.set(p, {
+          rss: Math.max(...xs),
+          rssP50: summarize(xs).p50,
+          heapTotal: Math.max(...hs.map((h) => h.total)),
+          heapUsed: Math.max(...hs.map((h) => h.used)),
+          external: Math.max(...hs.map((h) => h.external)),
+        });
+      }
+      return out;
+    },
+  };
+}
+
+async function memoryRun(): Promise<{
+  create: number;
+  converge: number;
+  busy: MemorySample;
+  idle: MemorySample;
+  peaks: Map<string, PhasePeaks>;
+}> {
+  // SERVE_NODE_OPTIONS: V8 flags for the server alone (heap sizing); SERVE_ENV: more
+  // of its environment, as space-separated NAME=VALUE pairs (MALLOC_ARENA_MAX=2, say).
+  const serveEnv: Record<string, string> = {};
+  if (process.env.SERVE_NODE_OPTIONS) serveEnv.NODE_OPTIONS = process.env.SERVE_NODE_OPTIONS;
+  for (const pair of (process.env.SERVE_ENV ?? "").split(/\s+/).filter(Boolean)) {
+    const eq = pair.indexOf("=");
+    if (eq > 0) serveEnv[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return withOperator({ watcher: false, watchArgs: ["--resync", "0"], serveEnv }, async (cp, stack, kube) => {
+    const sampler = memorySampler(stack, 500);
+    sampler.phase("create");
+    const t0 = process.hrtime.bigint();
     await createRoutes(kube, BIG);
+    const create = Number(process.hrtime.bigint() - t0) / 1e9;
+    sampler.phase("converge");
     const start = process.hrtime.bigint();
     const w = stack.startWatcher(["--no-leader-elect", "--identity", "bench-big"]);
     await statusWrites(stack, BIG, 1_800_000, 500);
     const converge = Number(process.hrtime.bigint() - start) / 1e9;
+    sampler.phase("after");
     // Right after the burst V8 still holds the garbage of it; its memory reducer
     // gives most of it back once the process idles. Both are reported.
     const sample = async () => ({
@@ -265,9 +359,11 @@ async function memoryRun(): Promise<{ converge: number; busy: MemorySample; idle
     });
     await sleep(3000);
     const busy = await sample();
+    sampler.phase("idle");
     await sleep(60_000);
     const idle = await sample();
-    return { converge, busy, idle };
+    const peaks = await sampler.stop();
+    return { create, converge, busy, idle, peaks };
   });
 }
 
@@ -301,7 +397,12 @@ if (BIG > 0) {
   const m = await memoryRun();
   const show = (x: MemorySample) =>
     `RSS server ${fmt(x.server, 1)} MiB (JS heap in use ${fmt(x.heap, 1)} MiB), watcher ${fmt(x.watcher, 1)} MiB`;
-  console.log(`${BIG} routes: converged in ${fmt(m.converge)} s`);
+  console.log(`${BIG} routes: created in ${fmt(m.create)} s, converged in ${fmt(m.converge)} s`);
+  for (const [phase, p] of m.peaks) {
+    console.log(
+      `  ${phase}: server RSS peak ${fmt(p.rss, 1)} MiB (p50 ${fmt(p.rssP50, 1)}); V8 heap total peak ${fmt(p.heapTotal, 1)}, in use peak ${fmt(p.heapUsed, 1)}, external peak ${fmt(p.external, 1)} MiB`,
+    );
+  }
   console.log(`  3 s after: ${show(m.busy)}`);
   console.log(`  60 s idle: ${show(m.idle)}`);
 }

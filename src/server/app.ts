@@ -4,6 +4,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { logger } from "./logger.js";
 import { httpRequestDuration, registry } from "./metrics.js";
 import { errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
+import { jsonChunks } from "./json-chunks.js";
 
 export interface AppOptions {
   routes: readonly JsonRoute[];
@@ -17,8 +18,42 @@ interface BodyParserError extends Error {
   limit?: number;
 }
 
-function send(res: Response, reply: JsonReply): void {
-  res.status(reply.status).type("application/json").send(JSON.stringify(reply.body));
+/** Characters per write of a large reply. */
+const CHUNK_CHARS = 64 * 1024;
+
+function drained(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off("drain", done);
+      res.off("close", done);
+      resolve();
+    };
+    res.on("drain", done);
+    res.on("close", done);
+  });
+}
+
+/**
+ * A reply that fits in one chunk goes out whole, with a Content-Length. A larger
+ * one (a ConversionReview of a whole LIST) is serialized a chunk at a time as
+ * the socket drains: the whole text never exists as one string plus one Buffer.
+ */
+async function send(res: Response, reply: JsonReply): Promise<void> {
+  res.status(reply.status).type("application/json");
+  const chunks = jsonChunks(reply.body, CHUNK_CHARS);
+  const first = chunks.next();
+  const second = first.done ? first : chunks.next();
+  if (second.done) {
+    res.send(first.done ? "null" : first.value);
+    return;
+  }
+  res.write(first.value as string);
+  for (let next: IteratorResult<string> = second; !next.done; next = chunks.next()) {
+    if (!res.write(next.value)) await drained(res);
+    // The caller went away: stop serializing for nobody.
+    if (res.destroyed) return;
+  }
+  res.end();
 }
 
 export function createApp(opts: AppOptions): express.Express {
@@ -47,7 +82,7 @@ export function createApp(opts: AppOptions): express.Express {
         logger.error({ err, route: route.path }, "handler failed");
         reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
       }
-      send(res, reply);
+      await send(res, reply);
       end({ code: reply.status });
     });
   }
@@ -66,13 +101,16 @@ export function createApp(opts: AppOptions): express.Express {
           let body: unknown;
           try {
             body = JSON.parse(raw.toString("utf8"));
+            // The parsed body is all the handler needs; the bytes (up to the
+            // route's limit) need not stay alive while it works.
+            req.body = undefined;
           } catch (err) {
             reply = errorReply(
               400,
               "BadRequest",
               `request body is not valid JSON: ${(err as Error).message}`,
             );
-            send(res, reply);
+            await send(res, reply);
             end({ code: reply.status });
             return;
           }
@@ -82,14 +120,14 @@ export function createApp(opts: AppOptions): express.Express {
           logger.error({ err, route: route.path }, "handler failed");
           reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
         }
-        send(res, reply);
+        await send(res, reply);
         end({ code: reply.status });
       },
     );
   }
 
   app.use((_req, res) => {
-    send(
+    void send(
       res,
       errorReply(
         404,
@@ -102,7 +140,7 @@ export function createApp(opts: AppOptions): express.Express {
   // Errors from body parsing: oversized, aborted or undecodable bodies.
   app.use((err: BodyParserError, req: Request, res: Response, _next: NextFunction) => {
     if (err.type === "entity.too.large") {
-      send(
+      void send(
         res,
         errorReply(
           413,
@@ -114,7 +152,7 @@ export function createApp(opts: AppOptions): express.Express {
     }
     const status = err.status !== undefined && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) logger.error({ err, path: req.path }, "request failed");
-    send(res, errorReply(status, status === 500 ? "InternalError" : "BadRequest", err.message));
+    void send(res, errorReply(status, status === 500 ? "InternalError" : "BadRequest", err.message));
   });
 
   return app;

@@ -46,6 +46,8 @@ export interface OperatorStack {
 
 export interface StackOptions {
   serveArgs?: string[];
+  /** Extra environment for the server process (for example NODE_OPTIONS). */
+  serveEnv?: Record<string, string>;
   watchArgs?: string[];
   /** Start one watcher at once (default true). */
   watcher?: boolean;
@@ -136,6 +138,7 @@ export async function startOperatorStack(cp: ControlPlane, opts: StackOptions = 
   const dir = mkdtempSync(path.join(os.tmpdir(), "edge-stack-"));
   const serve = await startServe({
     args: ["--kubeconfig", cp.kubeconfig, "--dataplane", "memory", ...(opts.serveArgs ?? [])],
+    env: opts.serveEnv,
   });
   const watchers: Supervised[] = [];
   try {

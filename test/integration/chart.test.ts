@@ -4,6 +4,8 @@
 // upgrades out of cluster with routes kept, and grants exactly the RBAC the
 // server and watcher need.
 
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify as toYaml } from "yaml";
@@ -156,6 +158,50 @@ describe("helm lint and helm template", () => {
     expect(watcher.spec.template.spec.containers[0]?.args).toContain(
       `--reconcile-url=https://${FULLNAME}.${NS}.svc:443/reconcile`,
     );
+  });
+});
+
+describe("the server's V8 heap sizing", () => {
+  type Env = { name: string; value?: string }[];
+  const serverEnv = async (args: string[]): Promise<Env> => {
+    const dep = find(await render(args), "Deployment", `${FULLNAME}-server`) as Doc & {
+      spec: { template: { spec: { containers: { env: Env }[] } } };
+    };
+    return dep.spec.template.spec.containers[0]?.env ?? [];
+  };
+
+  it("sets NODE_OPTIONS that this Node accepts there, and caps the old generation", async () => {
+    const opts = (await serverEnv([])).find((e) => e.name === "NODE_OPTIONS")?.value ?? "";
+    expect(opts).toMatch(/--max-old-space-size=\d+/);
+    // The env replaces the image's NODE_OPTIONS: what the Dockerfile sets must stay.
+    const image = /NODE_OPTIONS=(\S+)/.exec(readFileSync(path.join(REPO_ROOT, "Dockerfile"), "utf8"))?.[1];
+    expect(image).toBeDefined();
+    for (const flag of (image ?? "").split(/\s+/)) expect(opts.split(/\s+/)).toContain(flag);
+    // Not every V8 flag is allowed in NODE_OPTIONS (--trace-gc is not): Node must start with these.
+    const run = spawnSync(
+      process.execPath,
+      ["-e", "process.stdout.write(String(require('v8').getHeapStatistics().heap_size_limit))"],
+      {
+        env: { ...process.env, NODE_OPTIONS: opts },
+        encoding: "utf8",
+      },
+    );
+    expect(run.status, run.stderr).toBe(0);
+    const limitMiB = Number(run.stdout) / 1024 / 1024;
+    const oldMiB = Number(/--max-old-space-size=(\d+)/.exec(opts)?.[1]);
+    // The heap limit is the old generation plus the young one: the flag took effect.
+    expect(limitMiB).toBeGreaterThanOrEqual(oldMiB);
+    expect(limitMiB).toBeLessThan(oldMiB + 64);
+  });
+
+  it("leaves Node's and glibc's defaults when asked", async () => {
+    const env = await serverEnv(["--set", "server.nodeOptions=", "--set", "server.mallocArenaMax=0"]);
+    expect(env.map((e) => e.name)).not.toContain("NODE_OPTIONS");
+    expect(env.map((e) => e.name)).not.toContain("MALLOC_ARENA_MAX");
+  });
+
+  it("limits glibc's malloc arenas", async () => {
+    expect((await serverEnv([])).find((e) => e.name === "MALLOC_ARENA_MAX")?.value).toBe("2");
   });
 });
 

@@ -1,0 +1,96 @@
+// The app's reply path on a real socket: small replies go out whole with a
+// Content-Length, large ones in chunks as the socket drains, and a caller
+// that goes away mid-answer costs the server nothing further.
+
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createApp } from "./app.js";
+import { MiB, type JsonRoute } from "./json-route.js";
+
+const big = {
+  kind: "Echo",
+  items: Array.from({ length: 20_000 }, (_, i) => ({ name: `item-${i}`, text: "x".repeat(50) })),
+};
+let served = 0;
+const routes: JsonRoute[] = [
+  { path: "/big", method: "GET", limit: 0, handle: () => ({ status: 200, body: big }) },
+  { path: "/echo", limit: MiB, handle: (body) => ({ status: 200, body: { got: body } }) },
+  {
+    path: "/count",
+    method: "GET",
+    limit: 0,
+    handle: () => ({ status: 200, body: { served: ++served } }),
+  },
+];
+
+let server: http.Server;
+let base: string;
+
+beforeAll(async () => {
+  server = http.createServer(createApp({ routes, ready: () => true }));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+});
+
+afterAll(async () => {
+  server.closeAllConnections();
+  await new Promise((resolve) => server.close(resolve));
+});
+
+function request(
+  path: string,
+  body?: string,
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${base}${path}`, { method: body === undefined ? "GET" : "POST" }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          text: Buffer.concat(chunks).toString("utf8"),
+        }),
+      );
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+describe("the app's replies", () => {
+  it("sends a small reply whole, with a Content-Length", async () => {
+    const r = await request("/echo", JSON.stringify({ a: [1, "two"] }));
+    expect(r.status).toBe(200);
+    expect(r.headers["content-type"]).toMatch(/^application\/json/);
+    expect(r.headers["content-length"]).toBe(String(Buffer.byteLength(r.text)));
+    expect(JSON.parse(r.text)).toEqual({ got: { a: [1, "two"] } });
+  });
+
+  it("sends a large reply in chunks that join to exactly its JSON", async () => {
+    const r = await request("/big");
+    expect(r.status).toBe(200);
+    expect(r.headers["content-type"]).toMatch(/^application\/json/);
+    expect(r.headers["transfer-encoding"]).toBe("chunked");
+    expect(r.headers["content-length"]).toBeUndefined();
+    expect(r.text).toBe(JSON.stringify(big));
+  });
+
+  it("keeps serving after a caller walks away in the middle of a large reply", async () => {
+    await new Promise<void>((resolve, reject) => {
+      const req = http.get(`${base}/big`, (res) => {
+        res.once("data", () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on("error", (e) => ((e as NodeJS.ErrnoException).code === "ECONNRESET" ? resolve() : reject(e)));
+    });
+    const before = served;
+    const r = await request("/count");
+    expect(JSON.parse(r.text)).toEqual({ served: before + 1 });
+    expect((await request("/big")).text).toBe(JSON.stringify(big));
+  });
+});
