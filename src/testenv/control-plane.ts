@@ -10,6 +10,8 @@ import os from "node:os";
 import path from "node:path";
 import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from "@kubernetes/client-node";
 import { stringify as toYaml } from "yaml";
+import { kubeClient, type KubeClient } from "../kube/client.js";
+import { loadKubeConfig } from "../server/kubeconfig.js";
 import { createCa, issueCertificate, type KeyPair } from "../certs/pki.js";
 import { freePort, run, supervise, waitFor, type RunResult, type Supervised } from "./process.js";
 import { ensureTestbin } from "./testbin.js";
@@ -28,7 +30,10 @@ export interface ControlPlane {
   readonly dir: string;
   /** Seconds from starting etcd to the apiserver answering /readyz. */
   readonly startSeconds: number;
+  /** client-node's KubeConfig, for tests that use its generated clients. */
   kubeConfig(): KubeConfig;
+  /** The product's own client, built from the admin kubeconfig as serve and watch build theirs. */
+  kube(): KubeClient;
   kubectl(
     args: string[],
     opts?: { input?: string; kubeconfig?: string; env?: NodeJS.ProcessEnv },
@@ -236,6 +241,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         const kc = new KubeConfig();
         kc.loadFromFile(kubeconfig);
         return kc;
+      },
+      kube() {
+        const access = loadKubeConfig(kubeconfig);
+        if (!access) throw new Error(`cannot load ${kubeconfig}`);
+        return kubeClient(access);
       },
       kubectl(args, o = {}) {
         return run(path.join(bin, "kubectl"), args, {
