@@ -18,7 +18,7 @@ import { stringify as toYaml } from "yaml";
 import { buildCrd } from "../src/api/crd.js";
 import { CRD_NAME, GROUP, KIND, PLURAL, type Version } from "../src/api/types.js";
 import { storageVersionHash } from "../src/migrate/storage-migration.js";
-import { kubeClient, type KubeClient } from "../src/kube/client.js";
+import type { KubeClient } from "../src/kube/client.js";
 import { startControlPlane, type ControlPlane } from "../test/harness/control-plane.js";
 import { CLI, startServe, type ServeProcess } from "../test/harness/operator.js";
 import { registerOperator } from "../test/harness/operator-stack.js";
@@ -192,7 +192,7 @@ async function main(): Promise<void> {
   const serve = await startServe();
   try {
     await registerOperator(cp, serve);
-    const client = kubeClient(cp.kubeConfig());
+    const client = cp.kube();
     for (const ns of NAMESPACES)
       await client.json("POST", "/api/v1/namespaces", { body: { metadata: { name: ns } } });
     const t0 = performance.now();

@@ -24,7 +24,7 @@ import {
   type StackOptions,
 } from "../test/harness/operator-stack.js";
 import { sleep, waitFor } from "../test/harness/process.js";
-import { kubeClient, type KubeClient } from "../src/kube/client.js";
+import type { KubeClient } from "../src/kube/client.js";
 import { fmt, summarize } from "./stats.js";
 
 const RUNS = Number(process.env.RUNS ?? 3);
@@ -171,7 +171,7 @@ async function withOperator<T>(
   const cp = await startControlPlane();
   const stack = await startOperatorStack(cp, opts);
   try {
-    return await fn(cp, stack, kubeClient(cp.kubeConfig()));
+    return await fn(cp, stack, cp.kube());
   } finally {
     await stack.stop();
     await cp.stop();

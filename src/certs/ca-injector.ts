@@ -3,14 +3,7 @@
 // webhook. A JSON Patch with a resourceVersion test, so a concurrent writer is
 // never overwritten; nothing is written when the bundle is already in place.
 
-import {
-  AdmissionregistrationV1Api,
-  ApiextensionsV1Api,
-  ApiException,
-  PatchStrategy,
-  setHeaderOptions,
-  type KubeConfig,
-} from "@kubernetes/client-node";
+import { KubeError, type KubeClient } from "../kube/client.js";
 
 export interface InjectTargets {
   mutatingWebhookConfigurations?: readonly string[];
@@ -68,24 +61,31 @@ export interface InjectResult {
   outcome: "patched" | "unchanged" | "missing";
 }
 
-const jsonPatch = setHeaderOptions("Content-Type", PatchStrategy.JsonPatch);
 const ATTEMPTS = 5;
+/** Per request: a hung apiserver fails this check, and the next one tries again. */
+const TIMEOUT_MS = 15_000;
+
+const PATHS: Record<InjectResult["kind"], string> = {
+  MutatingWebhookConfiguration: "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
+  ValidatingWebhookConfiguration: "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
+  CustomResourceDefinition: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
+};
 
 function statusOf(err: unknown): number | undefined {
-  return err instanceof ApiException ? err.code : undefined;
+  return err instanceof KubeError ? err.status : undefined;
 }
 
 async function injectOne(
+  kube: KubeClient,
   kind: InjectResult["kind"],
   name: string,
-  read: () => Promise<Patchable>,
-  patch: (ops: JsonPatchOp[]) => Promise<unknown>,
   makeOps: (obj: Patchable) => JsonPatchOp[],
 ): Promise<InjectResult> {
+  const path = `${PATHS[kind]}/${encodeURIComponent(name)}`;
   for (let attempt = 0; ; attempt++) {
     let obj: Patchable;
     try {
-      obj = await read();
+      obj = await kube.json<Patchable>("GET", path, { timeoutMs: TIMEOUT_MS });
     } catch (err) {
       // Not there yet (helm creates it after the server may start): the periodic check comes back.
       if (statusOf(err) === 404) return { kind, name, outcome: "missing" };
@@ -94,7 +94,11 @@ async function injectOne(
     const ops = makeOps(obj);
     if (ops.length === 0) return { kind, name, outcome: "unchanged" };
     try {
-      await patch(ops);
+      await kube.json("PATCH", path, {
+        body: ops,
+        contentType: "application/json-patch+json",
+        timeoutMs: TIMEOUT_MS,
+      });
       return { kind, name, outcome: "patched" };
     } catch (err) {
       // A failed test op (someone wrote in between) is 422 or 409: read again.
@@ -107,45 +111,18 @@ async function injectOne(
 
 /** Injects a base64 PEM bundle into every named target; idempotent. */
 export async function injectCaBundle(
-  kc: KubeConfig,
+  kube: KubeClient,
   caBundleB64: string,
   targets: InjectTargets,
 ): Promise<InjectResult[]> {
-  const adm = kc.makeApiClient(AdmissionregistrationV1Api);
-  const ext = kc.makeApiClient(ApiextensionsV1Api);
+  const webhook = (o: Patchable) => webhookCaPatch(o, caBundleB64);
+  const crd = (o: Patchable) => crdCaPatch(o, caBundleB64);
   const results: InjectResult[] = [];
-  for (const name of targets.mutatingWebhookConfigurations ?? []) {
-    results.push(
-      await injectOne(
-        "MutatingWebhookConfiguration",
-        name,
-        () => adm.readMutatingWebhookConfiguration({ name }),
-        (ops) => adm.patchMutatingWebhookConfiguration({ name, body: ops }, jsonPatch),
-        (o) => webhookCaPatch(o, caBundleB64),
-      ),
-    );
-  }
-  for (const name of targets.validatingWebhookConfigurations ?? []) {
-    results.push(
-      await injectOne(
-        "ValidatingWebhookConfiguration",
-        name,
-        () => adm.readValidatingWebhookConfiguration({ name }),
-        (ops) => adm.patchValidatingWebhookConfiguration({ name, body: ops }, jsonPatch),
-        (o) => webhookCaPatch(o, caBundleB64),
-      ),
-    );
-  }
-  for (const name of targets.customResourceDefinitions ?? []) {
-    results.push(
-      await injectOne(
-        "CustomResourceDefinition",
-        name,
-        () => ext.readCustomResourceDefinition({ name }),
-        (ops) => ext.patchCustomResourceDefinition({ name, body: ops }, jsonPatch),
-        (o) => crdCaPatch(o, caBundleB64),
-      ),
-    );
-  }
+  for (const name of targets.mutatingWebhookConfigurations ?? [])
+    results.push(await injectOne(kube, "MutatingWebhookConfiguration", name, webhook));
+  for (const name of targets.validatingWebhookConfigurations ?? [])
+    results.push(await injectOne(kube, "ValidatingWebhookConfiguration", name, webhook));
+  for (const name of targets.customResourceDefinitions ?? [])
+    results.push(await injectOne(kube, "CustomResourceDefinition", name, crd));
   return results;
 }

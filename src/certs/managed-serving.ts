@@ -3,7 +3,7 @@
 // when due and hand a changed pair to the live server (hot reload, no restart).
 // Every replica runs the same loop; the Secret makes them agree.
 
-import { CoreV1Api, type KubeConfig } from "@kubernetes/client-node";
+import type { KubeClient } from "../kube/client.js";
 import type { KeyPair } from "./pki.js";
 import { injectCaBundle, type InjectResult, type InjectTargets } from "./ca-injector.js";
 import { ensureCertSecret, type SecretRef, type StoredMaterial } from "./secret-store.js";
@@ -42,14 +42,13 @@ export interface ManagedCerts {
   stop(): void;
 }
 
-export async function startManagedCerts(kc: KubeConfig, opts: ManagedCertOptions): Promise<ManagedCerts> {
-  const core = kc.makeApiClient(CoreV1Api);
+export async function startManagedCerts(kube: KubeClient, opts: ManagedCertOptions): Promise<ManagedCerts> {
   let current: StoredMaterial | undefined;
   let timer: NodeJS.Timeout | undefined;
   let running = false;
 
   const check = async (): Promise<CheckOutcome> => {
-    const stored = await ensureCertSecret(core, {
+    const stored = await ensureCertSecret(kube, {
       secret: opts.secret,
       identity: opts.identity,
       renewBeforeDays: opts.renewBeforeDays,
@@ -57,7 +56,7 @@ export async function startManagedCerts(kc: KubeConfig, opts: ManagedCertOptions
     });
     // Inject before the caller reloads: after a CA rotation the callers must trust the new CA first.
     const bundle = Buffer.from(stored.material.caBundle).toString("base64");
-    const injected = opts.inject ? await injectCaBundle(kc, bundle, opts.inject) : [];
+    const injected = opts.inject ? await injectCaBundle(kube, bundle, opts.inject) : [];
     const changed = current !== undefined && current.material.serving.cert !== stored.material.serving.cert;
     current = stored;
     return { stored, injected, changed };

@@ -4,7 +4,8 @@
 // Secret's resourceVersion as a precondition (on 409 Conflict re-read: another
 // replica renewed first, and its renewal is the one everyone uses).
 
-import { ApiException, type CoreV1Api, type V1Secret } from "@kubernetes/client-node";
+import type { V1Secret } from "@kubernetes/client-node";
+import { KubeError, type KubeClient } from "../kube/client.js";
 import { renewalDecision, renewedMaterial, type RenewalDecision } from "./renewal.js";
 import type { ServingIdentity, ServingMaterial } from "./serving.js";
 
@@ -32,6 +33,8 @@ export interface StoredMaterial {
 
 const KEYS = { caCert: "ca.crt", caKey: "ca.key", cert: "tls.crt", key: "tls.key" } as const;
 const ATTEMPTS = 8;
+/** Per request: a hung apiserver fails this check, and the next one tries again. */
+const TIMEOUT_MS = 15_000;
 
 const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
 const unb64 = (s: string | undefined): string | undefined =>
@@ -83,12 +86,20 @@ export function secretFromMaterial(
 }
 
 function statusOf(err: unknown): number | undefined {
-  return err instanceof ApiException ? err.code : undefined;
+  return err instanceof KubeError ? err.status : undefined;
 }
 
-async function readSecret(core: CoreV1Api, ref: SecretRef): Promise<V1Secret | undefined> {
+function secretsPath(namespace: string): string {
+  return `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
+}
+
+function secretPath(ref: SecretRef): string {
+  return `${secretsPath(ref.namespace)}/${encodeURIComponent(ref.name)}`;
+}
+
+async function readSecret(kube: KubeClient, ref: SecretRef): Promise<V1Secret | undefined> {
   try {
-    return await core.readNamespacedSecret({ name: ref.name, namespace: ref.namespace });
+    return await kube.json<V1Secret>("GET", secretPath(ref), { timeoutMs: TIMEOUT_MS });
   } catch (err) {
     if (statusOf(err) === 404) return undefined;
     throw err;
@@ -99,11 +110,11 @@ async function readSecret(core: CoreV1Api, ref: SecretRef): Promise<V1Secret | u
  * Loads the material from the Secret, creating it when absent and renewing it
  * when the policy says so. Safe to call from any number of replicas at once.
  */
-export async function ensureCertSecret(core: CoreV1Api, opts: CertSecretOptions): Promise<StoredMaterial> {
+export async function ensureCertSecret(kube: KubeClient, opts: CertSecretOptions): Promise<StoredMaterial> {
   const now = opts.now ?? (() => new Date());
   const policy = () => ({ now: now(), renewBeforeDays: opts.renewBeforeDays });
   for (let attempt = 0; attempt < ATTEMPTS; attempt++) {
-    const secret = await readSecret(core, opts.secret);
+    const secret = await readSecret(kube, opts.secret);
     if (!secret) {
       const decision = renewalDecision(undefined, opts.identity, policy()) as Extract<
         RenewalDecision,
@@ -111,9 +122,9 @@ export async function ensureCertSecret(core: CoreV1Api, opts: CertSecretOptions)
       >;
       const material = renewedMaterial(undefined, decision, opts.identity, now());
       try {
-        const made = await core.createNamespacedSecret({
-          namespace: opts.secret.namespace,
+        const made = await kube.json<V1Secret>("POST", secretsPath(opts.secret.namespace), {
           body: secretFromMaterial(opts.secret, material, opts.labels),
+          timeoutMs: TIMEOUT_MS,
         });
         return { material, resourceVersion: made.metadata?.resourceVersion ?? "", action: "created" };
       } catch (err) {
@@ -134,10 +145,9 @@ export async function ensureCertSecret(core: CoreV1Api, opts: CertSecretOptions)
       resourceVersion,
     );
     try {
-      const replaced = await core.replaceNamespacedSecret({
-        name: opts.secret.name,
-        namespace: opts.secret.namespace,
+      const replaced = await kube.json<V1Secret>("PUT", secretPath(opts.secret), {
         body,
+        timeoutMs: TIMEOUT_MS,
       });
       return {
         material,

@@ -5,6 +5,7 @@
 import { CRD_NAME } from "../api/types.js";
 import { UsageError } from "../cli/command.js";
 import type { HttpsServerOptions, RunningServer } from "../server/https.js";
+import { kubeClient } from "../kube/client.js";
 import { loadKubeConfig } from "../server/kubeconfig.js";
 import { logger } from "../server/logger.js";
 import { startManagedCerts, type ManagedCertOptions } from "./managed-serving.js";
@@ -121,7 +122,7 @@ export async function serveTls(opts: {
   if (!kc)
     throw new UsageError("--cert-secret needs cluster access: --kubeconfig, $KUBECONFIG or in-cluster");
   const secret = `${opts.certs.secret.namespace}/${opts.certs.secret.name}`;
-  const managed = await startManagedCerts(kc, opts.certs);
+  const managed = await startManagedCerts(kubeClient(kc), opts.certs);
   logger.info({ secret }, "serving certificate loaded from the Secret");
   return {
     tls: managed.pair,

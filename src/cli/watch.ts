@@ -194,7 +194,7 @@ export const watchCommand: Command = {
 
     const reconcile = reconcileClient({
       url: opts.reconcileUrl,
-      token: tokenSource(opts.tokenFile, kc.getCurrentUser()?.token),
+      token: tokenSource(opts.tokenFile, kc.token),
       ...(caPem ? { caPem } : {}),
       maxSockets: opts.concurrency + 1,
     });

@@ -3,6 +3,7 @@
 // Expected failures are answers, not exceptions: the reconcile turns them into
 // `Programmed=False` with the reason and message given here.
 
+import { KubeError } from "../kube/client.js";
 import type { Snapshot } from "../reconcile/snapshot.js";
 
 export type ProgramFailureReason = "PushFailed" | "SnapshotTooLarge";
@@ -32,14 +33,9 @@ export interface DataPlane {
 
 /** One line for a condition message: the apiserver's own Status message when there is one. */
 export function errorMessage(err: unknown): string {
-  const { code, body } = (err ?? {}) as { code?: unknown; body?: unknown };
-  if (typeof code === "number" && body !== undefined) {
-    try {
-      const status = (typeof body === "string" ? JSON.parse(body) : body) as { message?: unknown };
-      if (typeof status.message === "string") return `${code}: ${status.message}`;
-    } catch {
-      // Not a Status: fall through to the error's own message.
-    }
+  if (err instanceof KubeError) {
+    const message = (err.body as { message?: unknown } | undefined)?.message;
+    if (typeof message === "string") return `${err.status}: ${message}`;
   }
   return err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err);
 }

@@ -5,8 +5,9 @@
 // whole when it would not fit: a ConfigMap holds at most 1 MiB of data, and a
 // route table cut short would send traffic to the wrong place.
 
-import { CoreV1Api, type KubeConfig, type V1ConfigMap } from "@kubernetes/client-node";
+import type { V1ConfigMap } from "@kubernetes/client-node";
 import { GROUP } from "../api/types.js";
+import { KubeError, type KubeClient } from "../kube/client.js";
 import type { Snapshot } from "../reconcile/snapshot.js";
 import { errorMessage, type DataPlane, type ProgramResult } from "./dataplane.js";
 import { envoyFiles, type BootstrapOptions } from "./envoy-files.js";
@@ -15,6 +16,8 @@ export const VERSION_ANNOTATION = `${GROUP}/snapshot-version`;
 export const DEFAULT_CONFIGMAP_NAME = "edge-envoy-xds";
 /** The apiserver's limit on a ConfigMap's data (keys and values, in bytes). */
 export const CONFIGMAP_MAX_BYTES = 1024 * 1024;
+/** Per request: a hung apiserver is a PushFailed that the reconcile retries, not a hung push. */
+const TIMEOUT_MS = 15_000;
 
 export interface EnvoyConfigMapOptions {
   readonly namespace: string;
@@ -34,26 +37,27 @@ export function configMapDataSize(data: Readonly<Record<string, string>>): numbe
 }
 
 function statusCode(err: unknown): number | undefined {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === "number" ? code : undefined;
+  return err instanceof KubeError ? err.status : undefined;
 }
 
 export class EnvoyConfigMapDataPlane implements DataPlane {
   readonly kind = "envoy-configmap";
   readonly name: string;
-  private readonly api: CoreV1Api;
+  private readonly collection: string;
+  private readonly path: string;
 
   constructor(
-    kc: KubeConfig,
+    private readonly kube: KubeClient,
     private readonly opts: EnvoyConfigMapOptions,
   ) {
-    this.api = kc.makeApiClient(CoreV1Api);
     this.name = opts.name ?? DEFAULT_CONFIGMAP_NAME;
+    this.collection = `/api/v1/namespaces/${encodeURIComponent(opts.namespace)}/configmaps`;
+    this.path = `${this.collection}/${encodeURIComponent(this.name)}`;
   }
 
   private async read(): Promise<V1ConfigMap | undefined> {
     try {
-      return await this.api.readNamespacedConfigMap({ name: this.name, namespace: this.opts.namespace });
+      return await this.kube.json<V1ConfigMap>("GET", this.path, { timeoutMs: TIMEOUT_MS });
     } catch (err) {
       if (statusCode(err) === 404) return undefined;
       throw err;
@@ -93,14 +97,10 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
           data,
         };
         try {
+          // Create when absent, else replace under the resourceVersion read above.
           if (live === undefined)
-            await this.api.createNamespacedConfigMap({ namespace: this.opts.namespace, body });
-          else
-            await this.api.replaceNamespacedConfigMap({
-              name: this.name,
-              namespace: this.opts.namespace,
-              body,
-            });
+            await this.kube.json("POST", this.collection, { body, timeoutMs: TIMEOUT_MS });
+          else await this.kube.json("PUT", this.path, { body, timeoutMs: TIMEOUT_MS });
           return { ok: true, version, pushed: true };
         } catch (err) {
           // 409: someone wrote (or created) it since we read it. Read again and decide again.

@@ -13,6 +13,7 @@ import { startControlPlane, type ControlPlane } from "../testenv/control-plane.j
 import { startCli, startServe, type ServeProcess } from "../testenv/operator.js";
 import { freePort, waitFor, type RunResult, type Supervised } from "../testenv/process.js";
 import { REPO_ROOT } from "../testenv/testbin.js";
+import { loadKubeConfig } from "../server/kubeconfig.js";
 import type { MemoryDataPlaneState } from "../dataplane/memory.js";
 import type { Teardown } from "./teardown.js";
 
@@ -53,13 +54,13 @@ async function must(what: string, p: Promise<RunResult>): Promise<string> {
 
 /** A kubeconfig for a ServiceAccount's bearer token, on the admin's cluster entry. */
 function tokenKubeconfig(cp: ControlPlane, user: string, token: string): string {
-  const cluster = cp.kubeConfig().getCurrentCluster();
-  if (!cluster?.caData) throw new Error("the control plane's kubeconfig has no cluster CA");
+  const ca = loadKubeConfig(cp.kubeconfig)?.tls.ca;
+  if (!ca) throw new Error("the control plane's kubeconfig has no cluster CA");
   return toYaml({
     apiVersion: "v1",
     kind: "Config",
     clusters: [
-      { name: "demo", cluster: { server: cp.server, "certificate-authority-data": cluster.caData } },
+      { name: "demo", cluster: { server: cp.server, "certificate-authority-data": ca.toString("base64") } },
     ],
     users: [{ name: user, user: { token } }],
     contexts: [{ name: user, context: { cluster: "demo", user, namespace: "default" } }],

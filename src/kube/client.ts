@@ -7,7 +7,7 @@
 import http from "node:http";
 import https from "node:https";
 import type { IncomingMessage } from "node:http";
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClusterAccess } from "./kubeconfig.js";
 
 /** A non-2xx answer from the apiserver, with its metav1.Status reason. */
 export class KubeError extends Error {
@@ -41,10 +41,8 @@ export interface KubeClient {
 
 type Options = https.RequestOptions;
 
-export function kubeClient(kc: KubeConfig): KubeClient {
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error("the kubeconfig has no current cluster");
-  const base = new URL(cluster.server);
+export function kubeClient(access: ClusterAccess): KubeClient {
+  const base = new URL(access.server);
   const secure = base.protocol === "https:";
   let agent: http.Agent | undefined;
 
@@ -57,25 +55,17 @@ export function kubeClient(kc: KubeConfig): KubeClient {
     for (const [k, v] of Object.entries(opts.query ?? {}))
       if (v !== undefined) url.searchParams.set(k, String(v));
     // Credentials are read per request: exec plugins and token files rotate.
-    const creds: Options = {};
-    await kc.applyToHTTPSOptions(creds);
+    const creds = await access.credentials();
     if (!agent) {
-      const { ca, cert, key, rejectUnauthorized, servername } = creds;
+      const { ca, servername, rejectUnauthorized } = access.tls;
+      // An exec plugin may hand out a client certificate; the first one is kept, as before.
+      const cert = creds.cert ?? access.tls.cert;
+      const key = creds.key ?? access.tls.key;
       agent = secure
-        ? new https.Agent({
-            keepAlive: true,
-            ca,
-            cert,
-            key,
-            servername,
-            rejectUnauthorized: rejectUnauthorized ?? true,
-          })
+        ? new https.Agent({ keepAlive: true, ca, cert, key, servername, rejectUnauthorized })
         : new http.Agent({ keepAlive: true });
     }
-    // applyToHTTPSOptions sets headers as a plain object (a bearer token, if any).
-    const headers: http.OutgoingHttpHeaders = { ...(creds.headers as http.OutgoingHttpHeaders | undefined) };
-    headers.accept = "application/json";
-    if (creds.auth) headers.authorization = `Basic ${Buffer.from(creds.auth).toString("base64")}`;
+    const headers: http.OutgoingHttpHeaders = { ...creds.headers, accept: "application/json" };
     if (opts.body !== undefined) headers["content-type"] = opts.contentType ?? "application/json";
     return { url, o: { method, headers, agent, signal: opts.signal } };
   };

@@ -2,10 +2,10 @@
 // client, the data plane, the caller check, and (memory sink only) the debug
 // surface that tests and the demo read.
 
-import type { KubeConfig } from "@kubernetes/client-node";
 import { errorReply, type JsonRoute } from "../server/json-route.js";
 import { logger } from "../server/logger.js";
 import { kubeClient } from "../kube/client.js";
+import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { MemoryDataPlane } from "../dataplane/memory.js";
 import { requireCaller, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
@@ -25,7 +25,7 @@ export interface ReconcileSetupOptions {
 }
 
 export async function reconcileRoutes(
-  kc: KubeConfig | undefined,
+  kc: ClusterAccess | undefined,
   opts: ReconcileSetupOptions,
 ): Promise<JsonRoute[]> {
   if (!kc) return [reconcileRoute(undefined, undefined)];
@@ -36,7 +36,7 @@ export async function reconcileRoutes(
     dataPlane = memory;
   } else {
     const { EnvoyConfigMapDataPlane } = await import("../dataplane/envoy-configmap.js");
-    dataPlane = new EnvoyConfigMapDataPlane(kc, {
+    dataPlane = new EnvoyConfigMapDataPlane(kube, {
       namespace: opts.configMapNamespace,
       name: opts.configMapName,
     });

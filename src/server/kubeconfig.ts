@@ -1,23 +1,15 @@
-import { KubeConfig } from "@kubernetes/client-node";
+import path from "node:path";
+import { inClusterAccess, loadKubeconfigFiles, type ClusterAccess } from "../kube/kubeconfig.js";
 
 /**
- * Cluster access: an explicit --kubeconfig, else $KUBECONFIG, else the
- * in-cluster service account. Undefined when none is there: the webhooks work
- * without a cluster.
+ * Cluster access: an explicit --kubeconfig, else $KUBECONFIG (a list, merged as
+ * kubectl merges it), else the in-cluster service account. Undefined when none
+ * is there: the webhooks work without a cluster.
  */
-export function loadKubeConfig(path?: string): KubeConfig | undefined {
-  const kc = new KubeConfig();
-  if (path) {
-    kc.loadFromFile(path);
-    return kc;
-  }
-  if (process.env.KUBECONFIG) {
-    kc.loadFromDefault();
-    return kc;
-  }
-  if (process.env.KUBERNETES_SERVICE_HOST) {
-    kc.loadFromCluster();
-    return kc;
-  }
+export function loadKubeConfig(file?: string): ClusterAccess | undefined {
+  if (file) return loadKubeconfigFiles([file]);
+  const list = (process.env.KUBECONFIG ?? "").split(path.delimiter).filter((f) => f !== "");
+  if (list.length > 0) return loadKubeconfigFiles(list, { skipMissing: true });
+  if (process.env.KUBERNETES_SERVICE_HOST) return inClusterAccess();
   return undefined;
 }

@@ -5,10 +5,10 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { KubeConfig } from "@kubernetes/client-node";
 import { pino } from "pino";
 import { Informer, type EventType } from "./informer.js";
 import { kubeClient } from "../kube/client.js";
+import type { ClusterAccess } from "../kube/kubeconfig.js";
 
 interface Obj {
   metadata: { namespace: string; name: string; resourceVersion: string };
@@ -42,21 +42,13 @@ async function scriptedServer(lists: (Obj[] | number)[], watches: WatchScript[])
       .end(JSON.stringify({ metadata: { resourceVersion: rv }, items: list }));
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    // client-node refuses plain HTTP unless TLS checks are off.
-    clusters: [
-      {
-        name: "c",
-        server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        skipTLSVerify: true,
-      },
-    ],
-    users: [{ name: "u" }],
-    contexts: [{ name: "x", cluster: "c", user: "u" }],
-    currentContext: "x",
-  });
-  return { server, seen, client: kubeClient(kc) };
+  const access: ClusterAccess = {
+    source: "test",
+    server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    tls: { rejectUnauthorized: true },
+    credentials: () => Promise.resolve({ headers: {} }),
+  };
+  return { server, seen, client: kubeClient(access) };
 }
 
 const event = (res: http.ServerResponse, type: string, object: unknown): void => {

@@ -2,7 +2,7 @@
 // The decisions are the pure functions in validate.ts and mutate.ts; this file
 // reads the review, picks the version, and writes the answer.
 
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClusterAccess } from "../kube/kubeconfig.js";
 import jsonPatch from "fast-json-patch";
 import { formatFieldError, type FieldError } from "../api/field-error.js";
 import {
@@ -197,7 +197,7 @@ function admissionRoute(path: string, webhook: string, decide: Decide): JsonRout
  * With a cluster, /validate also warns about routes
  * that an older route already owns; without one it judges the object alone.
  */
-export function admissionRoutes(kc?: KubeConfig): JsonRoute[] {
+export function admissionRoutes(kc?: ClusterAccess): JsonRoute[] {
   const conflicts = kc ? new ConflictIndex(kc, { log: logger }) : undefined;
   return [
     admissionRoute("/validate", "validate", (request) => validateReview(request, conflicts)),

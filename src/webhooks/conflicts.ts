@@ -3,7 +3,7 @@
 // once, but never refuses it (DESIGN.md). What the cluster holds comes from a
 // watch-fed index, so a warning never waits on the apiserver.
 
-import type { KubeConfig } from "@kubernetes/client-node";
+import type { ClusterAccess } from "../kube/kubeconfig.js";
 import { GROUP, PLURAL } from "../api/types.js";
 import type { Logger } from "../server/logger.js";
 import { Informer, type EventType } from "../watcher/informer.js";
@@ -92,7 +92,7 @@ export class ConflictIndex {
   private readonly informer: Informer | undefined;
 
   constructor(
-    kc: KubeConfig | undefined,
+    kc: ClusterAccess | undefined,
     private readonly opts: ConflictIndexOptions,
   ) {
     if (!kc) return;

@@ -31,7 +31,10 @@ const NS = "edge-system";
 const DAY = 24 * 60 * 60 * 1000;
 let cp: ControlPlane;
 
-/** A separate client per caller, as separate replicas would have. */
+/** The product's client: a separate one per caller, as separate replicas would have. */
+const kube = () => cp.kube();
+
+/** The test's own checks read through client-node's generated client. */
 const core = (): CoreV1Api => {
   const kc = new KubeConfig();
   kc.loadFromFile(cp.kubeconfig);
@@ -53,7 +56,7 @@ describe("the certificate Secret", () => {
   it("is created once when several replicas bootstrap at the same time, and all end with the same CA", async () => {
     const secret = { namespace: NS, name: "race-tls" };
     const results = await Promise.all(
-      Array.from({ length: 6 }, () => ensureCertSecret(core(), { secret, identity })),
+      Array.from({ length: 6 }, () => ensureCertSecret(kube(), { secret, identity })),
     );
     expect(results.filter((r) => r.action === "created")).toHaveLength(1);
     expect(results.filter((r) => r.action === "loaded")).toHaveLength(5);
@@ -70,10 +73,10 @@ describe("the certificate Secret", () => {
 
   it("is renewed once when several replicas find it due, with the CA kept", async () => {
     const secret = { namespace: NS, name: "race-tls" };
-    const before = await ensureCertSecret(core(), { secret, identity });
+    const before = await ensureCertSecret(kube(), { secret, identity });
     const later = () => new Date(Date.now() + 300 * DAY); // 65 days left: inside the 90-day margin
     const results = await Promise.all(
-      Array.from({ length: 5 }, () => ensureCertSecret(core(), { secret, identity, now: later })),
+      Array.from({ length: 5 }, () => ensureCertSecret(kube(), { secret, identity, now: later })),
     );
     expect(results.filter((r) => r.action === "renewed")).toHaveLength(1);
     expect(new Set(results.map((r) => r.material.serving.cert)).size).toBe(1);
@@ -100,7 +103,7 @@ describe("CA injection", () => {
         conversion: { service: { name: "edge-operator", namespace: NS, path: "/convert", port: 443 } },
       }) as V1CustomResourceDefinition,
     });
-    const stored = await ensureCertSecret(core(), {
+    const stored = await ensureCertSecret(kube(), {
       secret: { namespace: NS, name: "inject-tls" },
       identity: { service: "edge-operator", namespace: NS },
     });
@@ -110,7 +113,7 @@ describe("CA injection", () => {
       validatingWebhookConfigurations: ["edge-operator-validate", "not-there"],
       customResourceDefinitions: ["edgeroutes.net.10xdev.io"],
     };
-    const first = await injectCaBundle(kc, bundle, targets);
+    const first = await injectCaBundle(kube(), bundle, targets);
     expect(first.map((r) => `${r.name}:${r.outcome}`)).toEqual([
       "edge-operator-mutate:patched",
       "edge-operator-validate:patched",
@@ -124,10 +127,74 @@ describe("CA injection", () => {
     expect(v.webhooks?.[0]?.clientConfig.caBundle).toBe(bundle);
     expect(crd.spec.conversion?.webhook?.clientConfig?.caBundle).toBe(bundle);
     // Idempotent: nothing is written when the bundle is already in place.
-    const second = await injectCaBundle(kc, bundle, targets);
+    const second = await injectCaBundle(kube(), bundle, targets);
     expect(second.map((r) => r.outcome)).toEqual(["unchanged", "unchanged", "missing", "unchanged"]);
     const again = await adm.readMutatingWebhookConfiguration({ name: "edge-operator-mutate" });
     expect(again.metadata?.resourceVersion).toBe(m.metadata?.resourceVersion);
+  });
+});
+
+describe("CA injection by replicas at the same time", () => {
+  it("patches each target once; the others fail the resourceVersion test, read again and find it in place", async () => {
+    const adm = cp.kubeConfig().makeApiClient(AdmissionregistrationV1Api);
+    const client = { service: { name: "edge-operator", namespace: NS, port: 443 } };
+    await adm.createMutatingWebhookConfiguration({
+      body: mutatingWebhookConfiguration({ client, name: "race" }) as V1MutatingWebhookConfiguration,
+    });
+    await adm.createValidatingWebhookConfiguration({
+      body: validatingWebhookConfiguration({ client, name: "race" }) as V1ValidatingWebhookConfiguration,
+    });
+    const bundle = Buffer.from("-----BEGIN CERTIFICATE-----\nrace\n-----END CERTIFICATE-----\n").toString(
+      "base64",
+    );
+    const targets = {
+      mutatingWebhookConfigurations: ["race-mutate"],
+      validatingWebhookConfigurations: ["race-validate"],
+    };
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => injectCaBundle(kube(), bundle, targets)),
+    );
+    for (const i of [0, 1]) {
+      const outcomes = results.map((r) => r[i]?.outcome);
+      expect(outcomes.filter((o) => o === "patched")).toHaveLength(1);
+      expect(outcomes.filter((o) => o === "unchanged")).toHaveLength(5);
+    }
+    const m = await adm.readMutatingWebhookConfiguration({ name: "race-mutate" });
+    const v = await adm.readValidatingWebhookConfiguration({ name: "race-validate" });
+    expect(m.webhooks?.map((w) => w.clientConfig.caBundle)).toEqual([bundle]);
+    expect(v.webhooks?.map((w) => w.clientConfig.caBundle)).toEqual([bundle]);
+  });
+});
+
+describe("serve --cert-secret without the right to read Secrets", () => {
+  it("exits at once with the apiserver's one-line reason", async () => {
+    const kubeconfig = await cp.restrictedKubeconfig(
+      "no-secrets",
+      [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }],
+      NS,
+    );
+    const port = await freePort();
+    const proc = startCli(
+      "serve-denied",
+      [
+        "serve",
+        "--listen",
+        `127.0.0.1:${port}`,
+        "--cert-secret",
+        `${NS}/denied-tls`,
+        "--cert-dns",
+        "localhost",
+      ],
+      { KUBECONFIG: kubeconfig },
+    );
+    try {
+      expect(await proc.exited).toBe(1);
+      expect(proc.output()).toContain(
+        `edge-operator serve: GET /api/v1/namespaces/${NS}/secrets/denied-tls: 403 secrets "denied-tls" is forbidden: User "no-secrets" cannot get resource "secrets" in API group "" in the namespace "${NS}"`,
+      );
+    } finally {
+      await proc.stop();
+    }
   });
 });
 

@@ -2,9 +2,10 @@
 // unchanged snapshot writes nothing, that a concurrent writer is survived, and
 // that a snapshot too large for a ConfigMap is refused without touching it.
 
-import type { KubeConfig, V1ConfigMap } from "@kubernetes/client-node";
+import type { V1ConfigMap } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import type { KubeClient } from "../../src/kube/client.js";
 import { XDS_FILES } from "../../src/reconcile/envoy-resources.js";
 import { buildSnapshot, type Snapshot } from "../../src/reconcile/snapshot.js";
 import {
@@ -19,7 +20,7 @@ import { syntheticInput } from "../fixtures/synthetic-routes.js";
 
 const NS = "edge-system";
 let cp: ControlPlane;
-let kc: KubeConfig;
+let kube: KubeClient;
 
 async function kubectl(args: string[]): Promise<string> {
   const r = await cp.kubectl(args);
@@ -33,12 +34,12 @@ async function getConfigMap(name: string): Promise<V1ConfigMap> {
 }
 
 function sink(name: string, extra: Partial<ConstructorParameters<typeof EnvoyConfigMapDataPlane>[1]> = {}) {
-  return new EnvoyConfigMapDataPlane(kc, { namespace: NS, name, ...extra });
+  return new EnvoyConfigMapDataPlane(kube, { namespace: NS, name, ...extra });
 }
 
 beforeAll(async () => {
   cp = await startControlPlane();
-  kc = cp.kubeConfig();
+  kube = cp.kube();
   await kubectl(["create", "namespace", NS]);
 });
 
@@ -160,9 +161,12 @@ describe("envoy-configmap data plane", () => {
   });
 
   it("reports PushFailed with the apiserver's reason when it cannot write", async () => {
-    const plane = new EnvoyConfigMapDataPlane(kc, { namespace: "no-such-namespace", name: "xds" });
+    const plane = new EnvoyConfigMapDataPlane(kube, { namespace: "no-such-namespace", name: "xds" });
     const result = await plane.program(a);
     expect(result).toMatchObject({ ok: false, reason: "PushFailed" });
-    expect(result.ok ? "" : result.message).toMatch(/ConfigMap no-such-namespace\/xds.*not found/i);
+    // The apiserver's own Status message, as a user reads it in the Programmed condition.
+    expect(result.ok ? "" : result.message).toBe(
+      'writing ConfigMap no-such-namespace/xds: 404: namespaces "no-such-namespace" not found',
+    );
   });
 });
