@@ -40,13 +40,17 @@ export interface ClusterAccess {
 
 type Raw = Record<string, unknown>;
 
-/** One kubeconfig file, parsed: named entries and their raw fields, paths made absolute. */
-export interface KubeconfigDoc {
-  readonly file: string;
+/** What a kubeconfig names: its clusters, users and contexts, and the current context. */
+interface KubeconfigEntries {
   readonly currentContext?: string;
   readonly clusters: ReadonlyMap<string, Named>;
   readonly users: ReadonlyMap<string, Named>;
   readonly contexts: ReadonlyMap<string, Named>;
+}
+
+/** One kubeconfig file, parsed: named entries and their raw fields, paths made absolute. */
+export interface KubeconfigDoc extends KubeconfigEntries {
+  readonly file: string;
 }
 
 /** An entry with the file that defined it, for messages and relative paths. */
@@ -57,12 +61,8 @@ export interface Named {
 }
 
 /** The merge of several files: which files, in order, and the first definition of each name. */
-export interface MergedKubeconfig {
+export interface MergedKubeconfig extends KubeconfigEntries {
   readonly files: readonly string[];
-  readonly currentContext?: string;
-  readonly clusters: ReadonlyMap<string, Named>;
-  readonly users: ReadonlyMap<string, Named>;
-  readonly contexts: ReadonlyMap<string, Named>;
 }
 
 /** The current context resolved to its cluster and user (absent user = anonymous). */
