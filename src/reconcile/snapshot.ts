@@ -101,14 +101,15 @@ function envoyRoute(
   action: RouteAction,
 ): EnvoyRoute {
   const name = routeKey + entrySuffix(rule, match);
-  if (matchers.length === 0) return { name, match: envoyPathMatch(pathType, path), route: action };
+  const pathMatch = envoyPathMatch(pathType, path);
+  if (matchers.length === 0) return { name, match: pathMatch, route: action };
   // Literals per path kind, not a spread, so that key order is fixed and the objects stay fast.
   const m =
-    pathType === "Exact"
-      ? { path, headers: matchers }
-      : path === "/"
-        ? { prefix: "/" as const, headers: matchers }
-        : { path_separated_prefix: path, headers: matchers };
+    "path" in pathMatch
+      ? { path: pathMatch.path, headers: matchers }
+      : "prefix" in pathMatch
+        ? { prefix: pathMatch.prefix, headers: matchers }
+        : { path_separated_prefix: pathMatch.path_separated_prefix, headers: matchers };
   return { name, match: m, route: action };
 }
 
