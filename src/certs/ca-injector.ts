@@ -3,7 +3,7 @@
 // webhook. A JSON Patch with a resourceVersion test, so a concurrent writer is
 // never overwritten; nothing is written when the bundle is already in place.
 
-import { KubeError, type KubeClient } from "../kube/client.js";
+import { kubeStatus, type KubeClient } from "../kube/client.js";
 
 export interface InjectTargets {
   mutatingWebhookConfigurations?: readonly string[];
@@ -71,10 +71,6 @@ const PATHS: Record<InjectResult["kind"], string> = {
   CustomResourceDefinition: "/apis/apiextensions.k8s.io/v1/customresourcedefinitions",
 };
 
-function statusOf(err: unknown): number | undefined {
-  return err instanceof KubeError ? err.status : undefined;
-}
-
 async function injectOne(
   kube: KubeClient,
   kind: InjectResult["kind"],
@@ -88,7 +84,7 @@ async function injectOne(
       obj = await kube.json<Patchable>("GET", path, { timeoutMs: TIMEOUT_MS });
     } catch (err) {
       // Not there yet (helm creates it after the server may start): the periodic check comes back.
-      if (statusOf(err) === 404) return { kind, name, outcome: "missing" };
+      if (kubeStatus(err) === 404) return { kind, name, outcome: "missing" };
       throw err;
     }
     const ops = makeOps(obj);
@@ -102,7 +98,7 @@ async function injectOne(
       return { kind, name, outcome: "patched" };
     } catch (err) {
       // A failed test op (someone wrote in between) is 422 or 409: read again.
-      const code = statusOf(err);
+      const code = kubeStatus(err);
       if ((code === 409 || code === 422) && attempt + 1 < ATTEMPTS) continue;
       throw err;
     }

@@ -5,7 +5,7 @@
 // replica renewed first, and its renewal is the one everyone uses).
 
 import type { V1Secret } from "@kubernetes/client-node";
-import { KubeError, type KubeClient } from "../kube/client.js";
+import { kubeStatus, type KubeClient } from "../kube/client.js";
 import { renewalDecision, renewedMaterial, type RenewalDecision } from "./renewal.js";
 import type { ServingIdentity, ServingMaterial } from "./serving.js";
 
@@ -85,10 +85,6 @@ export function secretFromMaterial(
   };
 }
 
-function statusOf(err: unknown): number | undefined {
-  return err instanceof KubeError ? err.status : undefined;
-}
-
 function secretsPath(namespace: string): string {
   return `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
 }
@@ -101,7 +97,7 @@ async function readSecret(kube: KubeClient, ref: SecretRef): Promise<V1Secret | 
   try {
     return await kube.json<V1Secret>("GET", secretPath(ref), { timeoutMs: TIMEOUT_MS });
   } catch (err) {
-    if (statusOf(err) === 404) return undefined;
+    if (kubeStatus(err) === 404) return undefined;
     throw err;
   }
 }
@@ -128,7 +124,7 @@ export async function ensureCertSecret(kube: KubeClient, opts: CertSecretOptions
         });
         return { material, resourceVersion: made.metadata?.resourceVersion ?? "", action: "created" };
       } catch (err) {
-        if (statusOf(err) === 409) continue; // another replica won the race: use its Secret
+        if (kubeStatus(err) === 409) continue; // another replica won the race: use its Secret
         throw err;
       }
     }
@@ -157,7 +153,7 @@ export async function ensureCertSecret(kube: KubeClient, opts: CertSecretOptions
       };
     } catch (err) {
       // 409: someone renewed (or changed) it since we read it; 404: deleted meanwhile. Read again.
-      if (statusOf(err) === 409 || statusOf(err) === 404) continue;
+      if (kubeStatus(err) === 409 || kubeStatus(err) === 404) continue;
       throw err;
     }
   }

@@ -7,7 +7,7 @@
 
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { GROUP } from "../api/types.js";
-import { KubeError, type KubeClient } from "../kube/client.js";
+import { kubeStatus, type KubeClient } from "../kube/client.js";
 import type { Snapshot } from "../reconcile/snapshot.js";
 import { errorMessage, type DataPlane, type ProgramResult } from "./dataplane.js";
 import { envoyFiles, type BootstrapOptions } from "./envoy-files.js";
@@ -36,10 +36,6 @@ export function configMapDataSize(data: Readonly<Record<string, string>>): numbe
   return size;
 }
 
-function statusCode(err: unknown): number | undefined {
-  return err instanceof KubeError ? err.status : undefined;
-}
-
 export class EnvoyConfigMapDataPlane implements DataPlane {
   readonly kind = "envoy-configmap";
   readonly name: string;
@@ -59,7 +55,7 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
     try {
       return await this.kube.json<V1ConfigMap>("GET", this.path, { timeoutMs: TIMEOUT_MS });
     } catch (err) {
-      if (statusCode(err) === 404) return undefined;
+      if (kubeStatus(err) === 404) return undefined;
       throw err;
     }
   }
@@ -104,7 +100,7 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
           return { ok: true, version, pushed: true };
         } catch (err) {
           // 409: someone wrote (or created) it since we read it. Read again and decide again.
-          if (statusCode(err) !== 409) throw err;
+          if (kubeStatus(err) !== 409) throw err;
         }
       }
       return {

@@ -23,6 +23,11 @@ export class KubeError extends Error {
   }
 }
 
+/** The HTTP status of an apiserver answer that failed, or undefined for any other error. */
+export function kubeStatus(err: unknown): number | undefined {
+  return err instanceof KubeError ? err.status : undefined;
+}
+
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;

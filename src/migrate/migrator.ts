@@ -4,7 +4,7 @@
 // that is killed is finished by running it again; the trim comes last and
 // only after every object was written.
 
-import { KubeError, type KubeClient } from "../kube/client.js";
+import { KubeError, kubeStatus, type KubeClient } from "../kube/client.js";
 import {
   alreadyMigratedLine,
   classifyWriteFailure,
@@ -72,8 +72,9 @@ const MAX_LIST_RESTARTS = 20;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** 0 for an error that is not the apiserver's answer (the network, a timeout). */
 function statusOf(err: unknown): number {
-  return err instanceof KubeError ? err.status : 0;
+  return kubeStatus(err) ?? 0;
 }
 
 /** The continue token a 410 Expired may carry, to go on at the latest revision. */
