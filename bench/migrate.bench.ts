@@ -19,6 +19,7 @@ import { buildCrd } from "../src/api/crd.js";
 import { CRD_NAME, GROUP, KIND, PLURAL, type Version } from "../src/api/types.js";
 import { storageVersionHash } from "../src/migrate/storage-migration.js";
 import type { KubeClient } from "../src/kube/client.js";
+import { eachConcurrently } from "../src/kube/each-concurrently.js";
 import { startControlPlane, type ControlPlane } from "../test/harness/control-plane.js";
 import { CLI, startServe, type ServeProcess } from "../test/harness/operator.js";
 import { registerOperator } from "../test/harness/operator-stack.js";
@@ -32,15 +33,6 @@ const NAMESPACES = ["bench-a", "bench-b", "bench-c", "bench-d"];
 
 interface Listed {
   metadata: { name: string; namespace: string };
-}
-
-async function pool<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<unknown>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) await fn(items[next++] as T);
-    }),
-  );
 }
 
 function route(i: number): object {
@@ -146,7 +138,7 @@ async function directWrites(client: KubeClient, version: Version): Promise<numbe
     items.push(...page.items);
     cont = page.metadata.continue;
   } while (cont);
-  await pool(items, CONCURRENCY, (o) =>
+  await eachConcurrently(items, CONCURRENCY, (o) =>
     client.json(
       "PUT",
       `/apis/${GROUP}/${version}/namespaces/${o.metadata.namespace}/${PLURAL}/${o.metadata.name}`,
@@ -196,7 +188,7 @@ async function main(): Promise<void> {
     for (const ns of NAMESPACES)
       await client.json("POST", "/api/v1/namespaces", { body: { metadata: { name: ns } } });
     const t0 = performance.now();
-    await pool(
+    await eachConcurrently(
       Array.from({ length: N }, (_, i) => i),
       CONCURRENCY,
       (i) => {

@@ -26,6 +26,7 @@ import {
 import { sleep, waitFor } from "../test/harness/process.js";
 import type { KubeClient } from "../src/kube/client.js";
 import { fmt, summarize } from "./stats.js";
+import { eachConcurrently } from "../src/kube/each-concurrently.js";
 
 const RUNS = Number(process.env.RUNS ?? 3);
 const N = Number(process.env.N ?? 1000);
@@ -33,15 +34,6 @@ const BIG = Number(process.env.BIG ?? 10000);
 const CONCURRENCY = 32;
 const NS = "bench";
 const ROUTES = `/apis/net.10xdev.io/v2/namespaces/${NS}/edgeroutes`;
-
-async function pool<T>(items: readonly T[], limit: number, fn: (t: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: limit }, async () => {
-      while (next < items.length) await fn(items[next++] as T);
-    }),
-  );
-}
 
 function route(i: number) {
   return {
@@ -67,7 +59,7 @@ async function createRoutes(kube: KubeClient, n: number): Promise<void> {
       body: { metadata: { name: "checkout" }, spec: { ports: [{ name: "http", port: 8080 }] } },
     })
     .catch(() => undefined);
-  await pool(
+  await eachConcurrently(
     Array.from({ length: n }, (_, i) => i),
     16,
     async (i) => {
@@ -117,7 +109,7 @@ function childPid(supervisorPid: number | undefined): number | undefined {
 async function floorStatusPatches(kube: KubeClient, n: number): Promise<number> {
   const now = new Date().toISOString().replace(/\.\d{3}Z$/, "Z");
   const start = process.hrtime.bigint();
-  await pool(
+  await eachConcurrently(
     Array.from({ length: n }, (_, i) => i),
     CONCURRENCY,
     async (i) => {

@@ -5,6 +5,7 @@
 // only after every object was written.
 
 import { KubeError, kubeStatus, type KubeClient } from "../kube/client.js";
+import { eachConcurrently } from "../kube/each-concurrently.js";
 import {
   alreadyMigratedLine,
   classifyWriteFailure,
@@ -95,30 +96,6 @@ async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
       await sleep(Math.min(5000, 100 * 2 ** attempt));
     }
   }
-}
-
-/** Runs `fn` over `items` with at most `limit` in flight; the first failure stops new starts and is thrown. */
-async function eachConcurrently<T>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  let failed = false;
-  const worker = async (): Promise<void> => {
-    while (!failed && next < items.length) {
-      const item = items[next++] as T;
-      try {
-        await fn(item);
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
-    }
-  };
-  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
-  const rejected = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
-  if (rejected) throw rejected.reason;
 }
 
 export async function migrateStorage(client: KubeClient, opts: MigrateOptions): Promise<MigrateOutcome> {

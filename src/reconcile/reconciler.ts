@@ -34,6 +34,7 @@ import {
 } from "./service-endpoints.js";
 import { buildSnapshot, routeKey, type Snapshot, type SnapshotOptions } from "./snapshot.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
+import { eachConcurrently } from "../kube/each-concurrently.js";
 
 export interface ReconcileResult {
   result: "done" | "requeue";
@@ -53,22 +54,6 @@ export interface ReconcilerOptions {
   writeConcurrency?: number;
   /** How long one snapshot reconcile may spend writing statuses before it hands the rest to the next call. */
   writeBudgetMs?: number;
-}
-
-/** Runs `fn` over `items`, `limit` at a time. */
-async function forEachLimit<T>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++] as T;
-      await fn(item);
-    }
-  });
-  await Promise.all(workers);
 }
 
 function isConflict(e: unknown): boolean {
@@ -219,7 +204,7 @@ export class Reconciler {
 
     let released = 0;
     let stuck = 0;
-    await forEachLimit(terminating, this.opts.writeConcurrency ?? 32, async (route) => {
+    await eachConcurrently(terminating, this.opts.writeConcurrency ?? 32, async (route) => {
       if (push.ok) {
         // The data plane holds a snapshot without this route: traffic no longer goes to it.
         try {
@@ -252,7 +237,7 @@ export class Reconciler {
     const deadline = Date.now() + (this.opts.writeBudgetMs ?? 20_000);
     let written = 0;
     let deferred = 0;
-    await forEachLimit(snapshot.outcomes, this.opts.writeConcurrency ?? 32, async (outcome) => {
+    await eachConcurrently(snapshot.outcomes, this.opts.writeConcurrency ?? 32, async (outcome) => {
       const route = byKey.get(outcome.key);
       if (!route) return;
       const desired = [acceptedFrom(outcome), programmedFrom(outcome, push)];
