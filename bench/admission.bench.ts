@@ -27,7 +27,7 @@ import { createCa, issueCertificate } from "../src/certs/pki.js";
 import { createApp } from "../src/server/app.js";
 import { startHttpsServer } from "../src/server/https.js";
 import type { JsonRoute } from "../src/server/json-route.js";
-import { admissionRoutes } from "../src/webhooks/admission-routes.js";
+import { admissionRoutes } from "../src/server/admission-handlers.js";
 import { ADMISSION_BODY_LIMIT } from "../src/webhooks/admission-review.js";
 import { fmt, percentile } from "./stats.js";
 
@@ -225,7 +225,7 @@ async function openLoop(
 /** The server's own work per review, in-process and without HTTP: parse + decide + stringify, µs. */
 async function inProcess(body: string): Promise<Record<Target, number>> {
   const routes = new Map([...admissionRoutes(), floorRoute].map((r) => [r.path, r]));
-  const ctx = { headers: {}, log: (await import("../src/server/logger.js")).logger };
+  const ctx = { headers: {}, log: (await import("../src/observability/logger.js")).logger };
   const out = {} as Record<Target, number>;
   for (const t of TARGETS) {
     const route = routes.get(t) as JsonRoute;

@@ -19,8 +19,8 @@ import {
   handleConversionReview,
   REVIEW_API_VERSION,
   REVIEW_KIND,
-} from "../src/conversion/review.js";
-import { routeV1, routeV2 } from "../src/conversion/route-arbitraries.js";
+} from "../src/server/conversion-review.js";
+import { routeV1, routeV2 } from "../test/fixtures/route-arbitraries.js";
 import { createApp } from "../src/server/app.js";
 import { startHttpsServer } from "../src/server/https.js";
 import { MiB, type JsonRoute } from "../src/server/json-route.js";

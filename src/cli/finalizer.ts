@@ -3,9 +3,9 @@ import { FINALIZER, type EdgeRouteV2 } from "../api/types.js";
 import { ClusterReader } from "../reconcile/cluster-reader.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { hasFinalizer, releaseFinalizer } from "../reconcile/finalizer.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
-import { logger } from "../server/logger.js";
-import { parseRouteKey } from "../watcher/keys.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { logger } from "../observability/logger.js";
+import { parseRouteKey } from "../reconcile/protocol.js";
 import { KubeError, kubeClient } from "../kube/client.js";
 import { UsageError, type Command } from "./command.js";
 

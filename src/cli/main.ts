@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // edge-operator: one executable, one subcommand per job.
 
-import { logger } from "../server/logger.js";
+import { logger } from "../observability/logger.js";
 import { UsageError, type Command } from "./command.js";
 import { serveCommand } from "./serve.js";
 import { certsCommand } from "./certs.js";

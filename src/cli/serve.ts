@@ -1,14 +1,14 @@
 import { parseArgs } from "node:util";
 import { createApp } from "../server/app.js";
 import { parseListen, startHttpsServer } from "../server/https.js";
-import { logger } from "../server/logger.js";
+import { logger } from "../observability/logger.js";
 import { MiB, type JsonRoute } from "../server/json-route.js";
-import { conversionRoute } from "../conversion/review.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
-import { admissionRoutes } from "../webhooks/admission-routes.js";
-import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "../certs/serve-tls.js";
+import { conversionRoute } from "../server/conversion-review.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { admissionRoutes } from "../server/admission-handlers.js";
+import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
-import { DATA_PLANES, reconcileRoutes, type DataPlaneKind } from "../reconcile/reconcile-setup.js";
+import { DATA_PLANES, reconcileRoutes, type DataPlaneKind } from "../server/reconcile-setup.js";
 import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
 

@@ -4,7 +4,7 @@
 // `Programmed=False` with the reason and message given here.
 
 import { KubeError } from "../kube/client.js";
-import type { Snapshot } from "../reconcile/snapshot.js";
+import type { Snapshot } from "../envoy/snapshot.js";
 
 export type ProgramFailureReason = "PushFailed" | "SnapshotTooLarge";
 

@@ -8,9 +8,9 @@
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { GROUP } from "../api/types.js";
 import { kubeStatus, type KubeClient } from "../kube/client.js";
-import type { Snapshot } from "../reconcile/snapshot.js";
+import type { Snapshot } from "../envoy/snapshot.js";
 import { errorMessage, type DataPlane, type ProgramResult } from "./dataplane.js";
-import { envoyFiles, type BootstrapOptions } from "./envoy-files.js";
+import { envoyFiles, type BootstrapOptions } from "../envoy/envoy-files.js";
 
 export const VERSION_ANNOTATION = `${GROUP}/snapshot-version`;
 export const DEFAULT_CONFIGMAP_NAME = "edge-envoy-xds";

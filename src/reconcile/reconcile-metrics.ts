@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram } from "prom-client";
-import { registry } from "../server/metrics.js";
+import { registry } from "../observability/metrics.js";
 
 export const reconcileMetrics = {
   duration: new Histogram({

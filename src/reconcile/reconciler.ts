@@ -9,8 +9,8 @@
 // Nothing is acted on from "what changed"; unchanged state writes nothing.
 
 import { FINALIZER, type EdgeRouteV2, type EdgeRouteStatus } from "../api/types.js";
-import type { Logger } from "../server/logger.js";
-import { SNAPSHOT_KEY, parseRouteKey } from "../watcher/keys.js";
+import type { Logger } from "../observability/logger.js";
+import { SNAPSHOT_KEY, parseRouteKey } from "./protocol.js";
 import type { KubeClient } from "../kube/client.js";
 import { KubeError } from "../kube/client.js";
 import {
@@ -25,14 +25,14 @@ import { findCondition, nextStatus, nowRfc3339, type DesiredCondition } from "./
 import type { EventRecorder } from "./events.js";
 import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
 import { reconcileMetrics } from "./reconcile-metrics.js";
-import { checkRoute } from "./route-check.js";
+import { checkRoute } from "../routing/route-check.js";
 import {
   endpointsByService,
   serviceEndpoints,
   serviceKey,
   type ServiceEndpoints,
-} from "./service-endpoints.js";
-import { buildSnapshot, routeKey, type Snapshot, type SnapshotOptions } from "./snapshot.js";
+} from "../routing/service-endpoints.js";
+import { buildSnapshot, routeKey, type Snapshot, type SnapshotOptions } from "../envoy/snapshot.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
 

@@ -1,8 +1,8 @@
 // The express app: health, readiness, metrics, and the JSON routes it is given.
 
 import express, { type NextFunction, type Request, type Response } from "express";
-import { logger } from "./logger.js";
-import { httpRequestDuration, registry } from "./metrics.js";
+import { logger } from "../observability/logger.js";
+import { httpRequestDuration, registry } from "../observability/metrics.js";
 import { errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
 import { jsonChunks } from "./json-chunks.js";
 

@@ -5,7 +5,7 @@ import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import https from "node:https";
 import type { RequestListener } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { logger } from "./logger.js";
+import { logger } from "../observability/logger.js";
 
 export interface TlsFiles {
   certFile: string;

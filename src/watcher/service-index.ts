@@ -2,7 +2,7 @@
 // re-enqueues exactly the routes that reference it. Built from the routes the
 // informer sees; it holds keys only, never whole objects.
 
-import { objectKey } from "./keys.js";
+import { objectKey } from "../reconcile/protocol.js";
 
 /** The label an EndpointSlice carries naming its Service. */
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";

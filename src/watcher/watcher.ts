@@ -6,10 +6,10 @@
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { API_VERSION_V2, PLURAL } from "../api/types.js";
-import { Informer, type EventType } from "./informer.js";
+import { Informer, type EventType } from "../kube/informer.js";
 import type { KubeClient } from "../kube/client.js";
-import { SNAPSHOT_KEY } from "./keys.js";
-import { LeaderElector } from "./lease.js";
+import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
+import { LeaderElector } from "../kube/lease.js";
 import { createQueueMetrics } from "./queue-metrics.js";
 import type { ReconcileClient } from "./reconcile-client.js";
 import {

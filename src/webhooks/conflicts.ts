@@ -5,10 +5,10 @@
 
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import { GROUP, PLURAL } from "../api/types.js";
-import type { Logger } from "../server/logger.js";
-import { Informer, type EventType } from "../watcher/informer.js";
+import type { Logger } from "../observability/logger.js";
+import { Informer, type EventType } from "../kube/informer.js";
 import { kubeClient } from "../kube/client.js";
-import { claimKey, claimsOf, describeMatch } from "./route-keys.js";
+import { claimKey, claimsOf, describeMatch } from "../routing/match-keys.js";
 
 export interface RouteSummary {
   readonly namespace: string;

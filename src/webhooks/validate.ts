@@ -14,7 +14,7 @@ import {
   type Schema,
 } from "../api/schema.js";
 import type { Version } from "../api/types.js";
-import { describeMatch, matchKey } from "./route-keys.js";
+import { describeMatch, matchKey } from "../routing/match-keys.js";
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module
 // object, whose `default` is the plugin.

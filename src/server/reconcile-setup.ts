@@ -2,16 +2,16 @@
 // client, the data plane, the caller check, and (memory sink only) the debug
 // surface that tests and the demo read.
 
-import { errorReply, type JsonRoute } from "../server/json-route.js";
-import { logger } from "../server/logger.js";
+import { errorReply, type JsonRoute } from "./json-route.js";
+import { logger } from "../observability/logger.js";
 import { kubeClient } from "../kube/client.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { MemoryDataPlane } from "../dataplane/memory.js";
 import { requireCaller, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
-import { kubeEventRecorder } from "./events.js";
-import { reconcileRoute } from "./reconcile-route.js";
-import { Reconciler } from "./reconciler.js";
+import { kubeEventRecorder } from "../reconcile/events.js";
+import { reconcileRoute } from "./reconcile-handler.js";
+import { Reconciler } from "../reconcile/reconciler.js";
 
 export const DATA_PLANES = ["memory", "envoy-configmap"] as const;
 export type DataPlaneKind = (typeof DATA_PLANES)[number];

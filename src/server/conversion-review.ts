@@ -6,10 +6,10 @@
 
 import { formatFieldError, type FieldError } from "../api/field-error.js";
 import { API_VERSION_V1, API_VERSION_V2, KIND, type EdgeRoute } from "../api/types.js";
-import { errorReply, type JsonReply, type JsonRoute } from "../server/json-route.js";
-import { webhookDecisions } from "../server/metrics.js";
-import { convert } from "./convert.js";
-import { isObject } from "./object-shape.js";
+import { errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
+import { webhookDecisions } from "../observability/metrics.js";
+import { convert } from "../conversion/convert.js";
+import { isObject } from "../conversion/object-shape.js";
 
 export const REVIEW_API_VERSION = "apiextensions.k8s.io/v1";
 export const REVIEW_KIND = "ConversionReview";

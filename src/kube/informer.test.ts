@@ -7,8 +7,8 @@ import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import { pino } from "pino";
 import { Informer, type EventType } from "./informer.js";
-import { kubeClient } from "../kube/client.js";
-import type { ClusterAccess } from "../kube/kubeconfig.js";
+import { kubeClient } from "./client.js";
+import type { ClusterAccess } from "./kubeconfig.js";
 
 interface Obj {
   metadata: { namespace: string; name: string; resourceVersion: string };

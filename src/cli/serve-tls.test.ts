@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseServeArgs } from "../cli/serve.js";
+import { parseServeArgs } from "./serve.js";
 import { parseCertFlags } from "./serve-tls.js";
 
 describe("serve's certificate flags", () => {

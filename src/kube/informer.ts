@@ -6,8 +6,8 @@
 // they need.
 
 import type { Logger } from "pino";
-import { KubeError, type KubeClient } from "../kube/client.js";
-import { keyOf, type Watched } from "./service-index.js";
+import { KubeError, type KubeClient } from "./client.js";
+import { keyOf, type Watched } from "../watcher/service-index.js";
 
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";
 

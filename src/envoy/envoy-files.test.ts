@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { EnvoyProtos } from "../../test/envoy/envoy-proto.js";
 import { snapshotCase, snapshotCases } from "../../test/golden/snapshot-cases.js";
-import { XDS_FILES } from "../reconcile/envoy-resources.js";
+import { XDS_FILES } from "./envoy-resources.js";
 import { BOOTSTRAP_FILE, envoyBootstrap, envoyFiles } from "./envoy-files.js";
 
 let protos: EnvoyProtos;

@@ -16,9 +16,9 @@ import {
   type Version,
 } from "../api/types.js";
 import { convert } from "../conversion/convert.js";
-import type { JsonReply, JsonRoute, RequestContext } from "../server/json-route.js";
-import { logger } from "../server/logger.js";
-import { webhookDecisions } from "../server/metrics.js";
+import type { JsonReply, JsonRoute, RequestContext } from "./json-route.js";
+import { logger } from "../observability/logger.js";
+import { webhookDecisions } from "../observability/metrics.js";
 import {
   ADMISSION_BODY_LIMIT,
   deny,
@@ -26,10 +26,10 @@ import {
   reviewReply,
   type AdmissionRequest,
   type Verdict,
-} from "./admission-review.js";
-import { ConflictIndex, summarize } from "./conflicts.js";
-import { mutateRoute } from "./mutate.js";
-import { validateRoute } from "./validate.js";
+} from "../webhooks/admission-review.js";
+import { ConflictIndex, summarize } from "../webhooks/conflicts.js";
+import { mutateRoute } from "../webhooks/mutate.js";
+import { validateRoute } from "../webhooks/validate.js";
 
 const { compare } = jsonPatch;
 

@@ -4,7 +4,7 @@
 // strings the route already holds, with no key string built for it.
 
 import { clusterName } from "./envoy-resources.js";
-import { serviceKey, type ServiceEndpoints } from "./service-endpoints.js";
+import { serviceKey, type ServiceEndpoints } from "../routing/service-endpoints.js";
 
 export class BackendClusters {
   // namespace → Service → port → cluster name, or null when there is no such Service port.

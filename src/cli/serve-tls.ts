@@ -3,14 +3,14 @@
 // serve.ts only spreads the options into its parser and asks for the TLS source.
 
 import { CRD_NAME } from "../api/types.js";
-import { UsageError } from "../cli/command.js";
+import { UsageError } from "./command.js";
 import type { HttpsServerOptions, RunningServer } from "../server/https.js";
 import { kubeClient } from "../kube/client.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
-import { logger } from "../server/logger.js";
-import { startManagedCerts, type ManagedCertOptions } from "./managed-serving.js";
-import { RENEW_BEFORE_DAYS } from "./renewal.js";
-import { parseSecretRef } from "./secret-store.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { logger } from "../observability/logger.js";
+import { startManagedCerts, type ManagedCertOptions } from "../certs/managed-serving.js";
+import { RENEW_BEFORE_DAYS } from "../certs/renewal.js";
+import { parseSecretRef } from "../certs/secret-store.js";
 
 export const certFlagOptions = {
   "cert-secret": { type: "string" },
@@ -49,7 +49,7 @@ In-cluster certificates (instead of --tls-cert/--tls-key):
                                and the CRD's conversion webhook
   --webhook-config-name NAME   the webhook registration's name: injects NAME-mutate
                                (Mutating) and NAME-validate (Validating), as
-                               src/webhooks/registration.ts names them (repeatable)
+                               the chart names them (repeatable)
   --crd-name NAME              the CRD whose conversion webhook to inject (repeatable;
                                default ${CRD_NAME})
 `;

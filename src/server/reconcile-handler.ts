@@ -2,10 +2,10 @@
 // Answers `{result, did, enqueue?, requeueAfterMs?}`; only callers that RBAC
 // allows (see caller-auth.ts) get in.
 
-import { errorReply, MiB, type JsonRoute } from "../server/json-route.js";
+import { errorReply, MiB, type JsonRoute } from "./json-route.js";
 import { KubeError } from "../kube/client.js";
 import { requireCaller, type CallerAuth } from "./caller-auth.js";
-import { ReconcileInputError, type Reconciler } from "./reconciler.js";
+import { ReconcileInputError, type Reconciler } from "../reconcile/reconciler.js";
 
 export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerAuth | undefined): JsonRoute {
   const path = "/reconcile";

@@ -3,7 +3,7 @@
 // edgeroutes.net.10xdev.io. The chart renders the same objects; its tests
 // compare against these builders.
 
-import { GROUP, PLURAL, VERSIONS } from "../api/types.js";
+import { GROUP, PLURAL, VERSIONS } from "../../src/api/types.js";
 
 export const MUTATING_WEBHOOK_NAME = `mutate.${PLURAL}.${GROUP}`;
 export const VALIDATING_WEBHOOK_NAME = `validate.${PLURAL}.${GROUP}`;

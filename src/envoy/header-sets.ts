@@ -2,7 +2,7 @@
 // conflicts) and Envoy's header matchers. Made once per distinct single header
 // in a build, since many routes carry the same one (a canary or probe header).
 
-import { headerKey, type HeaderClaim } from "./conflicts.js";
+import { headerKey, type HeaderClaim } from "../routing/claims.js";
 import type { HeaderMatcher } from "./envoy-resources.js";
 
 export interface HeaderSet {

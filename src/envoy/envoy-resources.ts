@@ -3,8 +3,8 @@
 // key order and only primitive values copied from input, so JSON.stringify of
 // the result is already canonical: that is what the content hash relies on.
 
-import type { EnvoyPathMatch } from "./path-match.js";
-import type { SocketAddress } from "./service-endpoints.js";
+import type { EnvoyPathMatch } from "../routing/path-match.js";
+import type { SocketAddress } from "../routing/service-endpoints.js";
 
 export const TYPE_URL = {
   listener: "type.googleapis.com/envoy.config.listener.v3.Listener",

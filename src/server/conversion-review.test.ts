@@ -1,9 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { V2_SPEC_ANNOTATION, type EdgeRoute } from "../api/types.js";
-import { toV1 } from "./convert.js";
-import { conversionRoute, handleConversionReview, type ConversionReviewResponse } from "./review.js";
-import { routeV1, routeV2 } from "./route-arbitraries.js";
+import { toV1 } from "../conversion/convert.js";
+import {
+  conversionRoute,
+  handleConversionReview,
+  type ConversionReviewResponse,
+} from "./conversion-review.js";
+import { routeV1, routeV2 } from "../../test/fixtures/route-arbitraries.js";
 
 function review(objects: unknown[], desiredAPIVersion = "net.10xdev.io/v2", uid = "0f3c-uid"): unknown {
   return {

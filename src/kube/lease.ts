@@ -8,7 +8,7 @@
 // shutdown empties the holder, so a successor takes over at its next try.
 
 import type { Logger } from "pino";
-import { KubeError, type KubeClient } from "../kube/client.js";
+import { KubeError, type KubeClient } from "./client.js";
 
 export interface LeaseSpec {
   holderIdentity?: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { claimsOf, matchKey } from "./route-keys.js";
+import { claimsOf, matchKey } from "./match-keys.js";
 
 describe("route keys", () => {
   it("treats a prefix with and without its trailing slash as one match, as the snapshot does", () => {

@@ -5,7 +5,7 @@
 // the Conflicted condition agree.
 
 import type { PathMatchType } from "../api/types.js";
-import { normalizePath } from "../reconcile/path-match.js";
+import { normalizePath } from "./path-match.js";
 
 function isRecord(v: unknown): v is Record<string, unknown> {
   return typeof v === "object" && v !== null && !Array.isArray(v);

@@ -5,8 +5,8 @@
 // rewrites the route table and never the listener: no drain.
 
 import { stringify } from "yaml";
-import { DEFAULT_XDS_DIR, TYPE_URL, XDS_FILES } from "../reconcile/envoy-resources.js";
-import type { Snapshot } from "../reconcile/snapshot.js";
+import { DEFAULT_XDS_DIR, TYPE_URL, XDS_FILES } from "./envoy-resources.js";
+import type { Snapshot } from "./snapshot.js";
 
 export interface DiscoveryResponse {
   readonly version_info: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "./registration.js";
+import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../harness/registration.js";
 
 describe("webhook registration", () => {
   it("registers /validate by URL with its CA, for both versions, CREATE and UPDATE", () => {

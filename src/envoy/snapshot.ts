@@ -5,7 +5,7 @@
 
 import { LIMITS } from "../api/schema.js";
 import type { EdgeRouteV2, PathMatchType, RouteMatch, RouteRule } from "../api/types.js";
-import { ClaimRegistry, describeDropped, HELD, type DroppedMatch } from "./conflicts.js";
+import { ClaimRegistry, describeDropped, HELD, type DroppedMatch } from "../routing/claims.js";
 import { contentVersion } from "./content-hash.js";
 import {
   cluster,
@@ -22,12 +22,12 @@ import {
   type RouteAction,
   type VirtualHost,
 } from "./envoy-resources.js";
-import { envoyPathMatch, normalizePath } from "./path-match.js";
+import { envoyPathMatch, normalizePath } from "../routing/path-match.js";
 import { HeaderSets } from "./header-sets.js";
 import { RouteActions } from "./route-actions.js";
-import { checkRoute, isWellShaped } from "./route-check.js";
-import { ageOrder, compareHostnames, creationTime, keyOrder, orderKeyOf } from "./route-order.js";
-import type { ServiceEndpoints, SocketAddress } from "./service-endpoints.js";
+import { checkRoute, isWellShaped } from "../routing/route-check.js";
+import { ageOrder, compareHostnames, creationTime, keyOrder, orderKeyOf } from "../routing/route-order.js";
+import type { ServiceEndpoints, SocketAddress } from "../routing/service-endpoints.js";
 
 export type RejectReason = "Conflicted" | "ServiceNotFound" | "Invalid";
 

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { inClusterAccess, loadKubeconfigFiles, type ClusterAccess } from "../kube/kubeconfig.js";
+import { inClusterAccess, loadKubeconfigFiles, type ClusterAccess } from "./kubeconfig.js";
 
 /**
  * Cluster access: an explicit --kubeconfig, else $KUBECONFIG (a list, merged as

@@ -6,8 +6,8 @@ import { canonicalJson } from "./content-hash.js";
 import type { EnvoyRoute } from "./envoy-resources.js";
 import { parseGatewayDuration } from "../api/duration.js";
 import { protoDuration } from "./proto-duration.js";
-import { envoyPathMatch, normalizePath, type EnvoyPathMatch } from "./path-match.js";
-import { endpointsByService, type ServiceEndpoints } from "./service-endpoints.js";
+import { envoyPathMatch, normalizePath, type EnvoyPathMatch } from "../routing/path-match.js";
+import { endpointsByService, type ServiceEndpoints } from "../routing/service-endpoints.js";
 import { buildSnapshot, type Snapshot } from "./snapshot.js";
 
 /** Envoy's documented semantics of a path specifier (query and fragment already stripped). */

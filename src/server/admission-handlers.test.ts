@@ -1,8 +1,13 @@
 import { describe, expect, it } from "vitest";
 import { FINALIZER } from "../api/types.js";
-import { cleanWarning, parseReview, reviewReply, type AdmissionRequest } from "./admission-review.js";
-import { invalidMessage, mutateReview, validateReview } from "./admission-routes.js";
-import { validateRoute } from "./validate.js";
+import {
+  cleanWarning,
+  parseReview,
+  reviewReply,
+  type AdmissionRequest,
+} from "../webhooks/admission-review.js";
+import { invalidMessage, mutateReview, validateReview } from "./admission-handlers.js";
+import { validateRoute } from "../webhooks/validate.js";
 
 const route = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
   apiVersion: "net.10xdev.io/v2",

@@ -5,7 +5,7 @@ import type { RouteRule } from "../api/types.js";
 import type { RouteAction } from "./envoy-resources.js";
 import { protoDuration } from "./proto-duration.js";
 import { RouteActions } from "./route-actions.js";
-import type { ServiceEndpoints } from "./service-endpoints.js";
+import type { ServiceEndpoints } from "../routing/service-endpoints.js";
 
 const port80: ServiceEndpoints = { ports: [{ port: 80, addresses: [] }] };
 const endpoints = new Map<string, ServiceEndpoints>([

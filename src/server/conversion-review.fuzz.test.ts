@@ -6,10 +6,10 @@ import https from "node:https";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCa, issueCertificate } from "../certs/pki.js";
-import { createApp } from "../server/app.js";
-import { startHttpsServer, type RunningServer } from "../server/https.js";
-import { conversionRoute } from "./review.js";
-import { routeV1, routeV2 } from "./route-arbitraries.js";
+import { createApp } from "./app.js";
+import { startHttpsServer, type RunningServer } from "./https.js";
+import { conversionRoute } from "./conversion-review.js";
+import { routeV1, routeV2 } from "../../test/fixtures/route-arbitraries.js";
 
 const LIMIT = 256 * 1024;
 let server: RunningServer;

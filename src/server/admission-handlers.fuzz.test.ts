@@ -6,9 +6,9 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createApp } from "../server/app.js";
-import { admissionRoutes } from "./admission-routes.js";
-import { ADMISSION_BODY_LIMIT } from "./admission-review.js";
+import { createApp } from "./app.js";
+import { admissionRoutes } from "./admission-handlers.js";
+import { ADMISSION_BODY_LIMIT } from "../webhooks/admission-review.js";
 
 let server: http.Server;
 let base: string;

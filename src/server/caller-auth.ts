@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { KubeClient } from "../kube/client.js";
-import { errorReply, type JsonRoute } from "../server/json-route.js";
+import { errorReply, type JsonRoute } from "./json-route.js";
 
 export type AuthVerdict = { ok: true; user: string } | { ok: false; status: 401 | 403; message: string };
 
