@@ -28,7 +28,7 @@ import { createApp } from "../src/server/app.js";
 import { startHttpsServer } from "../src/server/https.js";
 import type { JsonRoute } from "../src/server/json-route.js";
 import { admissionRoutes } from "../src/server/admission-handlers.js";
-import { ADMISSION_BODY_LIMIT } from "../src/webhooks/admission-review.js";
+import { ADMISSION_BODY_LIMIT } from "../src/server/admission-review.js";
 import { fmt, percentile } from "./stats.js";
 
 const RUNS = Number(process.env.RUNS ?? 3);

@@ -8,7 +8,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "./app.js";
 import { admissionRoutes } from "./admission-handlers.js";
-import { ADMISSION_BODY_LIMIT } from "../webhooks/admission-review.js";
+import { ADMISSION_BODY_LIMIT } from "./admission-review.js";
 
 let server: http.Server;
 let base: string;

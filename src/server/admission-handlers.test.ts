@@ -1,11 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { FINALIZER } from "../api/types.js";
-import {
-  cleanWarning,
-  parseReview,
-  reviewReply,
-  type AdmissionRequest,
-} from "../webhooks/admission-review.js";
+import { cleanWarning, parseReview, reviewReply, type AdmissionRequest } from "./admission-review.js";
 import { invalidMessage, mutateReview, validateReview } from "./admission-handlers.js";
 import { validateRoute } from "../webhooks/validate.js";
 

@@ -26,7 +26,7 @@ import {
   reviewReply,
   type AdmissionRequest,
   type Verdict,
-} from "../webhooks/admission-review.js";
+} from "./admission-review.js";
 import { ConflictIndex, summarize } from "../webhooks/conflicts.js";
 import { mutateRoute } from "../webhooks/mutate.js";
 import { validateRoute } from "../webhooks/validate.js";

@@ -3,7 +3,7 @@ import jsonPatch from "fast-json-patch";
 import { describe, expect, it } from "vitest";
 import { FINALIZER } from "../api/types.js";
 import { mutateReview } from "../server/admission-handlers.js";
-import type { AdmissionRequest } from "./admission-review.js";
+import type { AdmissionRequest } from "../server/admission-review.js";
 import { mutateRoute } from "./mutate.js";
 
 const { applyPatch, deepClone } = jsonPatch;
