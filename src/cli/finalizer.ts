@@ -6,7 +6,8 @@ import { hasFinalizer, releaseFinalizer } from "../reconcile/finalizer.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { logger } from "../observability/logger.js";
 import { parseRouteKey } from "../reconcile/protocol.js";
-import { KubeError, kubeClient } from "../kube/client.js";
+import { kubeClient } from "../kube/client.js";
+import { isStale } from "../kube/errors.js";
 import { UsageError, type Command } from "./command.js";
 
 const help = `Usage: edge-operator finalizer release NAMESPACE/NAME --reason TEXT [options]
@@ -39,7 +40,7 @@ async function releaseOne(
       await releaseFinalizer(kube, route, reason);
       break;
     } catch (e) {
-      if (!(e instanceof KubeError) || (e.status !== 409 && e.status !== 422) || attempt >= 5) throw e;
+      if (!isStale(e) || attempt >= 5) throw e;
       const fresh = await new ClusterReader(kube).getRoute(
         route.metadata.namespace ?? "",
         route.metadata.name ?? "",

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { podNamespace } from "../kube/service-account.js";
 import http from "node:http";
 import os from "node:os";
 import { parseArgs } from "node:util";
@@ -45,8 +46,6 @@ Options:
 Durations: 300ms, 15s, 5m, 1h, 1m30s.
 `;
 
-const POD_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
-
 export interface WatchOptions {
   reconcileUrl: string;
   kubeconfig?: string;
@@ -79,7 +78,7 @@ function positive(flag: string, text: string, integer: boolean): number {
 
 function defaultLeaseNamespace(): string {
   try {
-    if (existsSync(POD_NAMESPACE_FILE)) return readFileSync(POD_NAMESPACE_FILE, "utf8").trim() || "default";
+    return podNamespace() ?? "default";
   } catch {
     // fall through
   }

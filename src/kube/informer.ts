@@ -6,8 +6,10 @@
 // they need.
 
 import type { Logger } from "pino";
-import { KubeError, type KubeClient } from "./client.js";
-import { keyOf, type Watched } from "../watcher/service-index.js";
+import type { KubeClient } from "./client.js";
+import { isExpired } from "./errors.js";
+import { keyOf, type Watched } from "./object-key.js";
+import { listPages } from "./pager.js";
 
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";
 
@@ -34,11 +36,6 @@ export interface InformerOptions {
 interface WatchEvent {
   type?: string;
   object?: Watched & { code?: number; reason?: string; message?: string };
-}
-
-interface ListPage {
-  metadata?: { resourceVersion?: string; continue?: string };
-  items?: Watched[];
 }
 
 /** The resource version we asked for is no longer in etcd's history: list again. */
@@ -110,7 +107,7 @@ export class Informer {
         failures = 0;
       } catch (err) {
         if (signal.aborted) break;
-        if (err instanceof GoneError || (err instanceof KubeError && err.status === 410)) {
+        if (err instanceof GoneError || isExpired(err)) {
           log.info({ informer: name }, "resource version expired: listing again");
           this.rv = "";
           continue;
@@ -132,17 +129,22 @@ export class Informer {
   private async list(): Promise<void> {
     const { client, path, pageSize = 500, requestTimeoutMs = 60_000 } = this.opts;
     this.stats.lists++;
-    const seen = new Set<string>();
-    let cont: string | undefined;
+    // The watch goes on from the list's resourceVersion, so the list must be one
+    // snapshot: an expired one starts again, and what it saw is forgotten.
+    let seen = new Set<string>();
     let rv = "";
-    do {
-      const page = await client.json<ListPage>("GET", path, {
-        query: { limit: pageSize, continue: cont },
-        signal: this.stopping.signal,
-        timeoutMs: requestTimeoutMs,
-      });
+    const pages = listPages<Watched>(client, path, {
+      pageSize,
+      timeoutMs: requestTimeoutMs,
+      signal: this.stopping.signal,
+      consistent: true,
+      onExpired: () => {
+        seen = new Set();
+        this.opts.log.info({ informer: this.opts.name }, "list expired (410): listing again");
+      },
+    });
+    for await (const page of pages) {
       rv = page.metadata?.resourceVersion ?? "";
-      cont = page.metadata?.continue || undefined;
       for (const item of page.items ?? []) {
         const key = keyOf(item);
         if (!key) continue;
@@ -153,7 +155,7 @@ export class Informer {
         if (before === undefined) this.emit("ADDED", item);
         else if (before !== now) this.emit("MODIFIED", item);
       }
-    } while (cont);
+    }
     // What the list no longer has was deleted while we were not watching.
     for (const key of [...this.known.keys()]) {
       if (seen.has(key)) continue;

@@ -8,7 +8,8 @@
 // shutdown empties the holder, so a successor takes over at its next try.
 
 import type { Logger } from "pino";
-import { KubeError, type KubeClient } from "./client.js";
+import type { KubeClient } from "./client.js";
+import { isConflict, isNotFound } from "./errors.js";
 
 export interface LeaseSpec {
   holderIdentity?: string;
@@ -186,7 +187,7 @@ export class LeaderElector {
     try {
       current = await client.json<Lease>("GET", this.path, { timeoutMs });
     } catch (err) {
-      if (!(err instanceof KubeError && err.status === 404)) throw err;
+      if (!isNotFound(err)) throw err;
     }
     const now = this.now();
     if (current) {
@@ -216,7 +217,7 @@ export class LeaderElector {
           );
     } catch (err) {
       // Someone else wrote first: not ours this round.
-      if (err instanceof KubeError && err.status === 409) return false;
+      if (isConflict(err)) return false;
       throw err;
     }
     this.holder = identity;

@@ -10,9 +10,10 @@
 
 import { FINALIZER, type EdgeRouteV2, type EdgeRouteStatus } from "../api/types.js";
 import type { Logger } from "../observability/logger.js";
-import { SNAPSHOT_KEY, parseRouteKey } from "./protocol.js";
+import { SNAPSHOT_KEY, parseRouteKey, type ReconcileReply } from "./protocol.js";
 import type { KubeClient } from "../kube/client.js";
-import { KubeError } from "../kube/client.js";
+import { isNotFound, isStale } from "../kube/errors.js";
+import { edgeRoutePath } from "../kube/paths.js";
 import {
   acceptedFrom,
   backendServices,
@@ -20,7 +21,7 @@ import {
   programmedFrom,
   type PushVerdict,
 } from "./acceptance.js";
-import { ClusterReader, isNotFound, routePath } from "./cluster-reader.js";
+import { ClusterReader } from "./cluster-reader.js";
 import { findCondition, nextStatus, nowRfc3339, type DesiredCondition } from "./conditions.js";
 import type { EventRecorder } from "./events.js";
 import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
@@ -36,15 +37,8 @@ import { buildSnapshot, routeKey, type Snapshot, type SnapshotOptions } from "..
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
 
-export interface ReconcileResult {
-  result: "done" | "requeue";
-  /** When the caller should try again; absent with "requeue" means "with your backoff". */
-  requeueAfterMs?: number;
-  /** What this reconcile did, in words. */
-  did: string[];
-  /** Keys the caller should reconcile next. */
-  enqueue?: string[];
-}
+/** What a reconcile answers: the /reconcile reply. */
+export type ReconcileResult = ReconcileReply;
 
 export interface ReconcilerOptions {
   snapshot?: SnapshotOptions;
@@ -54,11 +48,6 @@ export interface ReconcilerOptions {
   writeConcurrency?: number;
   /** How long one snapshot reconcile may spend writing statuses before it hands the rest to the next call. */
   writeBudgetMs?: number;
-}
-
-function isConflict(e: unknown): boolean {
-  // 409: resourceVersion moved; 422: a JSON Patch `test` failed (the object moved on).
-  return e instanceof KubeError && (e.status === 409 || e.status === 422);
 }
 
 export class Reconciler {
@@ -112,7 +101,7 @@ export class Reconciler {
       // stale read never lands.
       await this.kube.json(
         "PATCH",
-        `${routePath(route.metadata.namespace ?? "", route.metadata.name ?? "")}/status`,
+        `${edgeRoutePath(route.metadata.namespace ?? "", route.metadata.name ?? "")}/status`,
         {
           body: { metadata: { resourceVersion: route.metadata.resourceVersion }, status },
           contentType: "application/merge-patch+json",
@@ -121,7 +110,7 @@ export class Reconciler {
       );
       this.metrics.statusWrites.inc();
     } catch (e) {
-      if (isConflict(e) || isNotFound(e)) return undefined;
+      if (isStale(e) || isNotFound(e)) return undefined;
       throw e;
     }
     await this.recordTransitions(route, status);
@@ -210,7 +199,7 @@ export class Reconciler {
         try {
           if (await releaseFinalizer(this.kube, route)) released++;
         } catch (e) {
-          if (!isConflict(e) && !isNotFound(e)) throw e;
+          if (!isStale(e) && !isNotFound(e)) throw e;
         }
         return;
       }

@@ -6,10 +6,7 @@
 
 import type { PathMatchType } from "../api/types.js";
 import { normalizePath } from "./path-match.js";
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+import { isRecord } from "../api/is-record.js";
 
 /** A v2 match (`{path: {type, value}, headers}`) as a key; undefined when it is malformed. */
 export function matchKey(match: unknown): string | undefined {

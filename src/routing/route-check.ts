@@ -5,6 +5,7 @@
 
 import { fieldError, FieldPath, formatFieldError, type FieldError } from "../api/field-error.js";
 import { HEADER_NAME_PATTERN, HOSTNAME_PATTERN, LIMITS } from "../api/schema.js";
+import { isRecord } from "../api/is-record.js";
 import type { EdgeRouteV2 } from "../api/types.js";
 import { parseGatewayDuration } from "../api/duration.js";
 import { pathProblem } from "./path-match.js";
@@ -28,10 +29,6 @@ function isHostname(h: string): boolean {
   return true;
 }
 
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
 function isPort(v: unknown): v is number {
   return Number.isInteger(v) && (v as number) >= 1 && (v as number) <= 65535;
 }
@@ -46,7 +43,7 @@ export function shapeErrors(route: EdgeRouteV2): FieldError[] {
     errors.push(fieldError(meta.child("namespace"), "Required value", "a route needs a namespace"));
   const spec = FieldPath.root("spec");
   const specValue: unknown = route.spec;
-  if (!isObject(specValue)) return [...errors, fieldError(spec, "Required value", "a route needs a spec")];
+  if (!isRecord(specValue)) return [...errors, fieldError(spec, "Required value", "a route needs a spec")];
   const hostnames: unknown = specValue.hostnames;
   if (hostnames !== undefined) {
     if (!Array.isArray(hostnames))
@@ -75,7 +72,7 @@ export function shapeErrors(route: EdgeRouteV2): FieldError[] {
     );
   rules.forEach((rule: unknown, r) => {
     const rp = spec.child("rules").index(r);
-    if (!isObject(rule)) {
+    if (!isRecord(rule)) {
       errors.push(fieldError(rp, "Invalid value", "must be an object", rule));
       return;
     }
@@ -113,7 +110,7 @@ export function shapeErrors(route: EdgeRouteV2): FieldError[] {
 }
 
 function matchErrors(m: unknown, mp: FieldPath): FieldError[] {
-  if (!isObject(m) || !isObject(m.path))
+  if (!isRecord(m) || !isRecord(m.path))
     return [fieldError(mp.child("path"), "Required value", "a match needs a path")];
   const errors: FieldError[] = [];
   const { type, value } = m.path;
@@ -149,13 +146,13 @@ function matchErrors(m: unknown, mp: FieldPath): FieldError[] {
     else
       m.headers.forEach((h: unknown, i) => {
         const hp = mp.child("headers").index(i);
-        if (!isObject(h) || typeof h.name !== "string" || !HEADER_NAME.test(h.name))
+        if (!isRecord(h) || typeof h.name !== "string" || !HEADER_NAME.test(h.name))
           errors.push(
             fieldError(
               hp.child("name"),
               "Invalid value",
               "must be an HTTP header name",
-              isObject(h) ? h.name : h,
+              isRecord(h) ? h.name : h,
             ),
           );
         else if (typeof h.value !== "string")
@@ -170,7 +167,7 @@ function backendErrors(backends: readonly unknown[], bp: FieldPath): FieldError[
   let weighted = false;
   backends.forEach((b: unknown, i) => {
     const p = bp.index(i);
-    if (!isObject(b)) {
+    if (!isRecord(b)) {
       errors.push(fieldError(p, "Invalid value", "must be an object", b));
       return;
     }
@@ -221,7 +218,7 @@ function isNonEmptyString(v: unknown): v is string {
 export function isWellShaped(route: EdgeRouteV2): boolean {
   if (!isNonEmptyString(route.metadata?.name) || !isNonEmptyString(route.metadata.namespace)) return false;
   const spec: unknown = route.spec;
-  if (!isObject(spec)) return false;
+  if (!isRecord(spec)) return false;
   const { hostnames, rules } = spec;
   if (hostnames !== undefined) {
     if (!Array.isArray(hostnames)) return false;
@@ -229,11 +226,11 @@ export function isWellShaped(route: EdgeRouteV2): boolean {
   }
   if (!Array.isArray(rules) || rules.length === 0 || rules.length > LIMITS.rules) return false;
   for (const rule of rules as unknown[]) {
-    if (!isObject(rule)) return false;
+    if (!isRecord(rule)) return false;
     const { matches, backends, timeout } = rule;
     if (!Array.isArray(matches) || matches.length === 0 || matches.length > LIMITS.matches) return false;
     for (const m of matches as unknown[]) {
-      if (!isObject(m) || !isObject(m.path)) return false;
+      if (!isRecord(m) || !isRecord(m.path)) return false;
       const { type, value } = m.path;
       if (type !== undefined && type !== "Exact" && type !== "PathPrefix") return false;
       if (typeof value !== "string" || value.length > LIMITS.pathLength || pathProblem(value) !== undefined)
@@ -242,7 +239,7 @@ export function isWellShaped(route: EdgeRouteV2): boolean {
         if (!Array.isArray(m.headers) || m.headers.length > LIMITS.headers) return false;
         for (const h of m.headers as unknown[])
           if (
-            !isObject(h) ||
+            !isRecord(h) ||
             typeof h.name !== "string" ||
             !HEADER_NAME.test(h.name) ||
             typeof h.value !== "string"
@@ -253,7 +250,7 @@ export function isWellShaped(route: EdgeRouteV2): boolean {
     if (!Array.isArray(backends) || backends.length === 0) return false;
     let weighted = false;
     for (const b of backends as unknown[]) {
-      if (!isObject(b) || !isNonEmptyString(b.name) || !isPort(b.port)) return false;
+      if (!isRecord(b) || !isNonEmptyString(b.name) || !isPort(b.port)) return false;
       const w = b.weight;
       if (w !== undefined && (!Number.isInteger(w) || (w as number) < 0 || (w as number) > 0xffffffff))
         return false;

@@ -30,12 +30,9 @@ import {
 import { ConflictIndex, summarize } from "../webhooks/conflicts.js";
 import { mutateRoute } from "../webhooks/mutate.js";
 import { validateRoute } from "../webhooks/validate.js";
+import { isRecord } from "../api/is-record.js";
 
 const { compare } = jsonPatch;
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 /** The version the object is written in: its apiVersion, else the request's kind. */
 function versionFor(request: AdmissionRequest, object: Record<string, unknown>): Version | undefined {

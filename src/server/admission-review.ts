@@ -6,6 +6,7 @@
 import type { Operation as PatchOperation } from "fast-json-patch";
 import { CRD_NAME, GROUP, PLURAL } from "../api/types.js";
 import { errorReply, MiB, type JsonReply } from "./json-route.js";
+import { isRecord } from "../api/is-record.js";
 
 /** The largest AdmissionReview accepted: the apiserver's own request limit. */
 export const ADMISSION_BODY_LIMIT = 3 * MiB;
@@ -69,10 +70,6 @@ export function cleanWarning(text: string): string {
   return printable.length <= MAX_WARNING_LENGTH
     ? printable
     : `${printable.slice(0, MAX_WARNING_LENGTH - 3)}...`;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 function describe(v: unknown): string {

@@ -9,7 +9,7 @@ import { API_VERSION_V1, API_VERSION_V2, KIND, type EdgeRoute } from "../api/typ
 import { errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
 import { webhookDecisions } from "../observability/metrics.js";
 import { convert } from "../conversion/convert.js";
-import { isObject } from "../conversion/object-shape.js";
+import { isRecord } from "../api/is-record.js";
 
 export const REVIEW_API_VERSION = "apiextensions.k8s.io/v1";
 export const REVIEW_KIND = "ConversionReview";
@@ -34,14 +34,14 @@ interface ReviewRequest {
 
 /** The request, or why the body is not a ConversionReview this server answers. */
 function readRequest(body: unknown): ReviewRequest | string {
-  if (!isObject(body)) return "the body must be a ConversionReview object";
+  if (!isRecord(body)) return "the body must be a ConversionReview object";
   if (body.kind !== REVIEW_KIND)
     return `kind must be "${REVIEW_KIND}", got ${JSON.stringify(body.kind) ?? "nothing"}`;
   if (body.apiVersion !== REVIEW_API_VERSION) {
     return `apiVersion must be "${REVIEW_API_VERSION}" (the CRD asks for conversionReviewVersions [v1]), got ${JSON.stringify(body.apiVersion) ?? "nothing"}`;
   }
   const req = body.request;
-  if (!isObject(req)) return "request must be an object";
+  if (!isRecord(req)) return "request must be an object";
   if (typeof req.uid !== "string" || req.uid === "") return "request.uid must be a non-empty string";
   if (typeof req.desiredAPIVersion !== "string") return "request.desiredAPIVersion must be a string";
   if (!Array.isArray(req.objects)) return "request.objects must be an array";
@@ -50,7 +50,7 @@ function readRequest(body: unknown): ReviewRequest | string {
 
 /** `EdgeRoute team-a/shop` when the object says who it is, and always its index. */
 function describe(obj: unknown, i: number): string {
-  const meta = isObject(obj) && isObject(obj.metadata) ? obj.metadata : undefined;
+  const meta = isRecord(obj) && isRecord(obj.metadata) ? obj.metadata : undefined;
   const name = typeof meta?.name === "string" ? meta.name : undefined;
   const ns = typeof meta?.namespace === "string" ? meta.namespace : undefined;
   const who = name === undefined ? "" : ns === undefined ? ` ${name}` : ` ${ns}/${name}`;
@@ -59,7 +59,7 @@ function describe(obj: unknown, i: number): string {
 
 /** Errors that stop an object from being converted before convert() sees it. */
 function envelopeErrors(obj: unknown): FieldError[] | undefined {
-  if (!isObject(obj)) return [{ path: "", type: "Invalid value", detail: "must be an object", value: obj }];
+  if (!isRecord(obj)) return [{ path: "", type: "Invalid value", detail: "must be an object", value: obj }];
   if (obj.kind !== KIND) {
     return [
       { path: "kind", type: "Unsupported value", detail: `supported values: "${KIND}"`, value: obj.kind },

@@ -5,6 +5,7 @@
 import { errorReply, MiB, type JsonRoute } from "./json-route.js";
 import { KubeError } from "../kube/client.js";
 import { requireCaller, type CallerAuth } from "./caller-auth.js";
+import { parseReconcileRequest, REQUEST_SHAPE } from "../reconcile/protocol.js";
 import { ReconcileInputError, type Reconciler } from "../reconcile/reconciler.js";
 
 export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerAuth | undefined): JsonRoute {
@@ -25,14 +26,9 @@ export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerA
     path,
     limit: MiB,
     handle: requireCaller(auth, async (body, ctx) => {
-      const key = (body as { key?: unknown } | null)?.key;
-      if (typeof body !== "object" || body === null || typeof key !== "string" || key === "") {
-        return errorReply(
-          400,
-          "BadRequest",
-          'body must be {"key": "namespace/name"} or {"key": "$snapshot"}',
-        );
-      }
+      const request = parseReconcileRequest(body);
+      if (!request) return errorReply(400, "BadRequest", REQUEST_SHAPE);
+      const { key } = request;
       try {
         return { status: 200, body: await reconciler.reconcile(key) };
       } catch (e) {

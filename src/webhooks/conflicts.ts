@@ -4,11 +4,12 @@
 // watch-fed index, so a warning never waits on the apiserver.
 
 import type { ClusterAccess } from "../kube/kubeconfig.js";
-import { GROUP, PLURAL } from "../api/types.js";
+import { edgeRoutesPath } from "../kube/paths.js";
 import type { Logger } from "../observability/logger.js";
 import { Informer, type EventType } from "../kube/informer.js";
 import { kubeClient } from "../kube/client.js";
 import { claimKey, claimsOf, describeMatch } from "../routing/match-keys.js";
+import { isRecord } from "../api/is-record.js";
 
 export interface RouteSummary {
   readonly namespace: string;
@@ -17,10 +18,6 @@ export interface RouteSummary {
   readonly creationTimestamp?: string;
   readonly terminating: boolean;
   readonly spec: unknown;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 export function summarize(obj: unknown, fallbackNamespace = ""): RouteSummary | undefined {
@@ -98,7 +95,7 @@ export class ConflictIndex {
     if (!kc) return;
     this.informer = new Informer({
       name: "edgeroutes (conflict warnings)",
-      path: `/apis/${GROUP}/v2/${PLURAL}`,
+      path: edgeRoutesPath(),
       client: kubeClient(kc),
       onEvent: (type, obj) => this.apply(type, obj),
       log: opts.log,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { KubeError } from "../kube/client.js";
-import { errorMessage } from "./dataplane.js";
+import { KubeError } from "./client.js";
+import { errorMessage } from "./errors.js";
 
 describe("errorMessage", () => {
   it("gives the apiserver's own Status message with its code, not the request line", () => {
