@@ -4,7 +4,7 @@ import { ClusterReader } from "../reconcile/cluster-reader.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { hasFinalizer, releaseFinalizer } from "../reconcile/finalizer.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
-import { logger } from "../observability/logger.js";
+import type { Logger } from "../observability/logger.js";
 import { parseRouteKey } from "../reconcile/protocol.js";
 import { kubeClient } from "../kube/client.js";
 import { isStale } from "../kube/errors.js";
@@ -31,6 +31,7 @@ async function releaseOne(
   kube: ReturnType<typeof kubeClient>,
   route: EdgeRouteV2,
   reason: string,
+  logger: Logger,
 ): Promise<"released" | "none"> {
   if (!hasFinalizer(route)) return "none";
   const events = kubeEventRecorder(kube, logger);
@@ -62,7 +63,7 @@ export const finalizerCommand: Command = {
   name: "finalizer",
   summary: "finalizer release NAMESPACE/NAME: the break-glass for a stuck route",
   help,
-  async run(argv) {
+  async run(argv, logger) {
     const [sub, ...rest] = argv;
     if (sub === "-h" || sub === "--help" || sub === undefined) {
       process.stdout.write(help);
@@ -97,7 +98,8 @@ export const finalizerCommand: Command = {
     if (values.all) {
       const routes = (await read.listRoutes()).filter(hasFinalizer);
       let released = 0;
-      for (const r of routes) if ((await releaseOne(kube, r, values.reason)) === "released") released++;
+      for (const r of routes)
+        if ((await releaseOne(kube, r, values.reason, logger)) === "released") released++;
       process.stdout.write(`released the finalizer of ${released} EdgeRoute(s)\n`);
       return 0;
     }
@@ -109,7 +111,7 @@ export const finalizerCommand: Command = {
       process.stderr.write(`edge-operator finalizer: EdgeRoute ${key} not found\n`);
       return 1;
     }
-    const out = await releaseOne(kube, route, values.reason);
+    const out = await releaseOne(kube, route, values.reason, logger);
     process.stdout.write(
       out === "released"
         ? `edgeroute ${key}: finalizer ${FINALIZER} released\n`

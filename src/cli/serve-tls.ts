@@ -7,7 +7,7 @@ import { UsageError } from "./command.js";
 import type { HttpsServerOptions, RunningServer } from "../server/https.js";
 import { kubeClient } from "../kube/client.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
-import { logger } from "../observability/logger.js";
+import type { Logger } from "../observability/logger.js";
 import { startManagedCerts, type ManagedCertOptions } from "../certs/managed-serving.js";
 import { RENEW_BEFORE_DAYS } from "../certs/renewal.js";
 import { parseSecretRef } from "../certs/secret-store.js";
@@ -110,12 +110,15 @@ export interface ServeTls {
 }
 
 /** The TLS source for serve: managed in a Secret when `certs` is given, else the files. */
-export async function serveTls(opts: {
-  tlsCert: string;
-  tlsKey: string;
-  certs?: ManagedCertOptions;
-  kubeconfig?: string;
-}): Promise<ServeTls> {
+export async function serveTls(
+  opts: {
+    tlsCert: string;
+    tlsKey: string;
+    certs?: ManagedCertOptions;
+    kubeconfig?: string;
+  },
+  logger: Logger,
+): Promise<ServeTls> {
   if (!opts.certs)
     return { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey }, attach: () => {}, stop: () => {} };
   const kc = loadKubeConfig(opts.kubeconfig);

@@ -1,7 +1,8 @@
 import { parseArgs } from "node:util";
 import { createApp } from "../server/app.js";
 import { parseListen, startHttpsServer } from "../server/https.js";
-import { logger } from "../observability/logger.js";
+import type { Logger } from "../observability/logger.js";
+import { createRegistry, createServerMetrics, type ServerMetrics } from "../observability/metrics.js";
 import { MiB, type JsonRoute } from "../server/json-route.js";
 import { conversionRoute } from "../server/conversion-review.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
@@ -95,17 +96,25 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
 }
 
 /** The routes the server hosts; each module owns its handler. */
-export async function buildRoutes(opts: ServeOptions): Promise<JsonRoute[]> {
+export async function buildRoutes(
+  opts: ServeOptions,
+  log: Logger,
+  metrics: ServerMetrics,
+): Promise<JsonRoute[]> {
   const kc = loadKubeConfig(opts.kubeconfig);
   return [
-    conversionRoute(opts.convertBodyLimit),
-    ...admissionRoutes(kc),
-    ...(await reconcileRoutes(kc, {
-      dataPlane: opts.dataPlane,
-      configMapNamespace: opts.dataPlaneNamespace,
-      configMapName: opts.dataPlaneConfigMap,
-      deprogramTimeoutMs: opts.deprogramTimeoutMs,
-    })),
+    conversionRoute(opts.convertBodyLimit, metrics),
+    ...admissionRoutes(kc, { log, metrics }),
+    ...(await reconcileRoutes(
+      kc,
+      {
+        dataPlane: opts.dataPlane,
+        configMapNamespace: opts.dataPlaneNamespace,
+        configMapName: opts.dataPlaneConfigMap,
+        deprogramTimeoutMs: opts.deprogramTimeoutMs,
+      },
+      { log, registry: metrics.registry },
+    )),
   ];
 }
 
@@ -113,7 +122,7 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "the HTTPS service: /mutate, /validate, /convert, /reconcile",
   help,
-  async run(argv) {
+  async run(argv, logger) {
     const opts = parseServeArgs(argv);
     if (opts === "help") {
       process.stdout.write(help);
@@ -121,10 +130,11 @@ export const serveCommand: Command = {
     }
     const { host, port } = parseListen(opts.listen);
     let tlsLoaded = false;
-    const routes = await buildRoutes(opts);
-    const app = createApp({ routes, ready: () => tlsLoaded });
-    const tls = await serveTls(opts);
-    const running = await startHttpsServer(app, { host, port, tls: tls.tls });
+    const metrics = createServerMetrics(createRegistry());
+    const routes = await buildRoutes(opts, logger, metrics);
+    const app = createApp({ routes, ready: () => tlsLoaded, log: logger, metrics });
+    const tls = await serveTls(opts, logger);
+    const running = await startHttpsServer(app, { host, port, tls: tls.tls, log: logger });
     tls.attach(running);
     tlsLoaded = true;
     logger.info({ address: running.address }, "serving");

@@ -7,8 +7,7 @@ import { parseArgs } from "node:util";
 import type { AddressInfo } from "node:net";
 import { parseListen } from "../server/https.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
-import { logger } from "../observability/logger.js";
-import { registry } from "../observability/metrics.js";
+import { createRegistry } from "../observability/metrics.js";
 import { kubeClient } from "../kube/client.js";
 import { reconcileClient, tokenSource } from "../watcher/reconcile-client.js";
 import { startWatcher, type RunningWatcher } from "../watcher/watcher.js";
@@ -172,8 +171,9 @@ export const watchCommand: Command = {
   name: "watch",
   summary: "the watcher: informers, work queue and leader lease, calling /reconcile",
   help,
-  async run(argv) {
+  async run(argv, logger) {
     const opts = parseWatchArgs(argv);
+    const registry = createRegistry();
     if (opts === "help") {
       process.stdout.write(help);
       return 0;

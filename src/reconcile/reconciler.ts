@@ -25,7 +25,8 @@ import { ClusterReader } from "./cluster-reader.js";
 import { findCondition, nextStatus, nowRfc3339, type DesiredCondition } from "./conditions.js";
 import type { EventRecorder } from "./events.js";
 import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
-import { reconcileMetrics } from "./reconcile-metrics.js";
+import { Registry } from "prom-client";
+import { createReconcileMetrics, type ReconcileMetrics } from "./reconcile-metrics.js";
 import { checkRoute } from "../routing/route-check.js";
 import {
   endpointsByService,
@@ -48,11 +49,13 @@ export interface ReconcilerOptions {
   writeConcurrency?: number;
   /** How long one snapshot reconcile may spend writing statuses before it hands the rest to the next call. */
   writeBudgetMs?: number;
+  /** Where to report; a registry of its own when absent (tests). */
+  metrics?: ReconcileMetrics;
 }
 
 export class Reconciler {
   private readonly read: ClusterReader;
-  private readonly metrics = reconcileMetrics;
+  private readonly metrics: ReconcileMetrics;
   private readonly inFlight = new Map<string, number>();
 
   constructor(
@@ -63,6 +66,7 @@ export class Reconciler {
     private readonly opts: ReconcilerOptions = {},
   ) {
     this.read = new ClusterReader(kube);
+    this.metrics = opts.metrics ?? createReconcileMetrics(new Registry());
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {

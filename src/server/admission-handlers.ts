@@ -17,8 +17,8 @@ import {
 } from "../api/types.js";
 import { convert } from "../conversion/convert.js";
 import type { JsonReply, JsonRoute, RequestContext } from "./json-route.js";
-import { logger } from "../observability/logger.js";
-import { webhookDecisions } from "../observability/metrics.js";
+import type { Logger } from "../observability/logger.js";
+import type { ServerMetrics } from "../observability/metrics.js";
 import {
   ADMISSION_BODY_LIMIT,
   deny,
@@ -167,19 +167,19 @@ export function mutateReview(request: AdmissionRequest): Verdict {
 
 type Decide = (request: AdmissionRequest) => Verdict | Promise<Verdict>;
 
-function admissionRoute(path: string, webhook: string, decide: Decide): JsonRoute {
+function admissionRoute(path: string, webhook: string, decide: Decide, metrics: ServerMetrics): JsonRoute {
   return {
     path,
     limit: ADMISSION_BODY_LIMIT,
     async handle(body: unknown, ctx: RequestContext): Promise<JsonReply> {
       const parsed = parseReview(body);
       if (!parsed.ok) {
-        webhookDecisions.inc({ webhook, outcome: "bad-request" });
+        metrics.webhookDecisions.inc({ webhook, outcome: "bad-request" });
         return parsed.reply;
       }
       const { apiVersion, request } = parsed.review;
       const verdict = await decide(request);
-      webhookDecisions.inc({ webhook, outcome: verdict.allowed ? "allowed" : "denied" });
+      metrics.webhookDecisions.inc({ webhook, outcome: verdict.allowed ? "allowed" : "denied" });
       if (!verdict.allowed) {
         ctx.log.debug({ webhook, uid: request.uid, message: verdict.status.message }, "denied");
       }
@@ -194,10 +194,13 @@ function admissionRoute(path: string, webhook: string, decide: Decide): JsonRout
  * With a cluster, /validate also warns about routes
  * that an older route already owns; without one it judges the object alone.
  */
-export function admissionRoutes(kc?: ClusterAccess): JsonRoute[] {
-  const conflicts = kc ? new ConflictIndex(kc, { log: logger }) : undefined;
+export function admissionRoutes(
+  kc: ClusterAccess | undefined,
+  deps: { log: Logger; metrics: ServerMetrics },
+): JsonRoute[] {
+  const conflicts = kc ? new ConflictIndex(kc, { log: deps.log }) : undefined;
   return [
-    admissionRoute("/validate", "validate", (request) => validateReview(request, conflicts)),
-    admissionRoute("/mutate", "mutate", mutateReview),
+    admissionRoute("/validate", "validate", (request) => validateReview(request, conflicts), deps.metrics),
+    admissionRoute("/mutate", "mutate", mutateReview, deps.metrics),
   ];
 }

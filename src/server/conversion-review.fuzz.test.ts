@@ -10,21 +10,28 @@ import { createApp } from "./app.js";
 import { startHttpsServer, type RunningServer } from "./https.js";
 import { conversionRoute } from "./conversion-review.js";
 import { routeV1, routeV2 } from "../../test/fixtures/route-arbitraries.js";
+import { serverDeps } from "../../test/fixtures/server-deps.js";
 
 const LIMIT = 256 * 1024;
 let server: RunningServer;
 let agent: https.Agent;
 let base: string;
 
+const deps = serverDeps();
+
 beforeAll(async () => {
   const ca = createCa();
   const pair = issueCertificate(ca, { commonName: "127.0.0.1", ips: ["127.0.0.1"], usage: "server" });
-  server = await startHttpsServer(createApp({ routes: [conversionRoute(LIMIT)], ready: () => true }), {
-    host: "127.0.0.1",
-    port: 0,
-    tls: pair,
-    drainMs: 100,
-  });
+  server = await startHttpsServer(
+    createApp({ routes: [conversionRoute(LIMIT, deps.metrics)], ready: () => true, ...deps }),
+    {
+      host: "127.0.0.1",
+      port: 0,
+      tls: pair,
+      log: deps.log,
+      drainMs: 100,
+    },
+  );
   agent = new https.Agent({ ca: ca.cert, keepAlive: true, maxSockets: 4 });
   base = `https://127.0.0.1:${server.address.port}`;
 });

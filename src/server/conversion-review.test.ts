@@ -8,6 +8,7 @@ import {
   type ConversionReviewResponse,
 } from "./conversion-review.js";
 import { routeV1, routeV2 } from "../../test/fixtures/route-arbitraries.js";
+import { serverDeps } from "../../test/fixtures/server-deps.js";
 
 function review(objects: unknown[], desiredAPIVersion = "net.10xdev.io/v2", uid = "0f3c-uid"): unknown {
   return {
@@ -156,7 +157,7 @@ describe("ConversionReview", () => {
   });
 
   it("is served at /convert with the configured limit", () => {
-    const route = conversionRoute(64 * 1024 * 1024);
+    const route = conversionRoute(64 * 1024 * 1024, serverDeps().metrics);
     expect(route.path).toBe("/convert");
     expect(route.limit).toBe(64 * 1024 * 1024);
   });

@@ -7,7 +7,7 @@
 import { formatFieldError, type FieldError } from "../api/field-error.js";
 import { API_VERSION_V1, API_VERSION_V2, KIND, type EdgeRoute } from "../api/types.js";
 import { errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
-import { webhookDecisions } from "../observability/metrics.js";
+import type { ServerMetrics } from "../observability/metrics.js";
 import { convert } from "../conversion/convert.js";
 import { isRecord } from "../api/is-record.js";
 
@@ -76,15 +76,21 @@ function failed(uid: string, message: string): ConversionReviewResponse {
   };
 }
 
-export function handleConversionReview(body: unknown): JsonReply {
+/** How a review ended, for the decisions metric. */
+export type ConversionOutcome = "bad-request" | "failed" | "converted";
+
+export function handleConversionReview(
+  body: unknown,
+  count: (outcome: ConversionOutcome) => void = () => {},
+): JsonReply {
   const req = readRequest(body);
   if (typeof req === "string") {
-    webhookDecisions.inc({ webhook: "convert", outcome: "bad-request" });
+    count("bad-request");
     return errorReply(400, "BadRequest", `not a ConversionReview: ${req}`);
   }
   const { uid, desiredAPIVersion, objects } = req;
   if (desiredAPIVersion !== API_VERSION_V1 && desiredAPIVersion !== API_VERSION_V2) {
-    webhookDecisions.inc({ webhook: "convert", outcome: "failed" });
+    count("failed");
     const named = objects.slice(0, MAX_FAILURES_SHOWN).map(describe);
     const more = objects.length > named.length ? `, and ${objects.length - named.length} more` : "";
     const message =
@@ -114,12 +120,12 @@ export function handleConversionReview(body: unknown): JsonReply {
     }
   }
   if (failedCount > 0) {
-    webhookDecisions.inc({ webhook: "convert", outcome: "failed" });
+    count("failed");
     const more = failedCount > failures.length ? `; and ${failedCount - failures.length} more objects` : "";
     const head = `cannot convert ${failedCount} of ${objects.length} objects to ${JSON.stringify(desiredAPIVersion)}`;
     return { status: 200, body: failed(uid, `${head}: ${failures.join(" | ")}${more}`) };
   }
-  webhookDecisions.inc({ webhook: "convert", outcome: "converted" });
+  count("converted");
   const review: ConversionReviewResponse = {
     apiVersion: REVIEW_API_VERSION,
     kind: REVIEW_KIND,
@@ -129,6 +135,8 @@ export function handleConversionReview(body: unknown): JsonReply {
 }
 
 /** `/convert`: ConversionReviews up to `limitBytes` (a whole unpaginated LIST can be large). */
-export function conversionRoute(limitBytes: number): JsonRoute {
-  return { path: "/convert", limit: limitBytes, handle: (body) => handleConversionReview(body) };
+export function conversionRoute(limitBytes: number, metrics: ServerMetrics): JsonRoute {
+  const count = (outcome: ConversionOutcome): void =>
+    metrics.webhookDecisions.inc({ webhook: "convert", outcome });
+  return { path: "/convert", limit: limitBytes, handle: (body) => handleConversionReview(body, count) };
 }

@@ -3,7 +3,9 @@
 // surface that tests and the demo read.
 
 import { errorReply, type JsonRoute } from "./json-route.js";
-import { logger } from "../observability/logger.js";
+import type { Logger } from "../observability/logger.js";
+import type { Registry } from "../observability/metrics.js";
+import { createReconcileMetrics } from "../reconcile/reconcile-metrics.js";
 import { kubeClient } from "../kube/client.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
@@ -24,10 +26,18 @@ export interface ReconcileSetupOptions {
   deprogramTimeoutMs: number;
 }
 
+export interface ReconcileDeps {
+  log: Logger;
+  /** The reconcile registers its metrics here. */
+  registry: Registry;
+}
+
 export async function reconcileRoutes(
   kc: ClusterAccess | undefined,
   opts: ReconcileSetupOptions,
+  deps: ReconcileDeps,
 ): Promise<JsonRoute[]> {
+  const { log: logger } = deps;
   if (!kc) return [reconcileRoute(undefined, undefined)];
   const kube = kubeClient(kc);
   let dataPlane: DataPlane;
@@ -44,6 +54,7 @@ export async function reconcileRoutes(
   const auth: CallerAuth = tokenReviewAuth(kube);
   const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
     deprogramTimeoutMs: opts.deprogramTimeoutMs,
+    metrics: createReconcileMetrics(deps.registry),
   });
   const routes = [reconcileRoute(reconciler, auth)];
   if (memory) routes.push(...memoryDebugRoutes(memory, auth));
