@@ -2,7 +2,7 @@
 // conflicts) and Envoy's header matchers. Made once per distinct single header
 // in a build, since many routes carry the same one (a canary or probe header).
 
-import { headerKey, type HeaderClaim } from "../routing/claims.js";
+import { headerClaims, headerKey, type HeaderClaim } from "../routing/claims.js";
 import type { HeaderMatcher } from "./envoy-resources.js";
 
 export interface HeaderSet {
@@ -24,7 +24,7 @@ export class HeaderSets {
   /** Name as written → value → set, for the single-header case. */
   private readonly single = new Map<string, Map<string, HeaderSet>>();
 
-  /** Gateway API: of several header matches with the same name, the first counts. */
+  /** The claims as headerClaims reads them; one header alone is cached by name and value. */
   of(headers: readonly { readonly name: string; readonly value: string }[] | undefined): HeaderSet {
     if (headers === undefined || headers.length === 0) return NO_HEADERS;
     if (headers.length === 1) {
@@ -41,14 +41,6 @@ export class HeaderSets {
       }
       return set;
     }
-    const byName = new Map<string, string>();
-    for (const h of headers) {
-      const name = h.name.toLowerCase();
-      if (!byName.has(name)) byName.set(name, h.value);
-    }
-    const claims = [...byName]
-      .map(([name, value]) => ({ name, value }))
-      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return headerSet(claims);
+    return headerSet(headerClaims(headers));
   }
 }

@@ -20,6 +20,25 @@ export interface DroppedMatch {
   readonly owner: string;
 }
 
+/**
+ * A match's header conditions as it claims them (Gateway API): names compare
+ * without case, and of several conditions on one name the first counts; sorted
+ * by name. Admission's conflict warnings and the snapshot both read them so.
+ */
+export function headerClaims(
+  headers: readonly { readonly name: string; readonly value: string }[] | undefined,
+): HeaderClaim[] {
+  if (headers === undefined || headers.length === 0) return [];
+  const byName = new Map<string, string>();
+  for (const h of headers) {
+    const name = h.name.toLowerCase();
+    if (!byName.has(name)) byName.set(name, h.value);
+  }
+  return [...byName]
+    .map(([name, value]) => ({ name, value }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
 /** A header set as one string, "" for none: a claim is its host, path type, path and this. */
 export function headerKey(headers: readonly HeaderClaim[]): string {
   let key = "";

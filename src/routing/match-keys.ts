@@ -1,10 +1,11 @@
-// What a route claims: (host, match) pairs, as comparable strings. Two matches
-// are the same when their path type and value and their header set are; header
-// names compare without case, as HTTP does. Paths are normalized as the
-// snapshot normalizes them (`/api/` is `/api`), so the admission warning and
-// the Conflicted condition agree.
+// What a route claims, read from an object admission has not yet trusted:
+// (host, match) pairs, as comparable strings. Two matches are the same when
+// their path type, normalized path and header claims are, by the same rules
+// the snapshot claims with (normalizePath, headerClaims), so the admission
+// warning and the Conflicted condition agree (a property test holds them to it).
 
 import type { PathMatchType } from "../api/types.js";
+import { headerClaims } from "./claims.js";
 import { normalizePath } from "./path-match.js";
 import { isRecord } from "../api/is-record.js";
 
@@ -13,15 +14,15 @@ export function matchKey(match: unknown): string | undefined {
   if (!isRecord(match) || !isRecord(match.path) || typeof match.path.value !== "string") return undefined;
   const type = match.path.type === undefined ? "PathPrefix" : match.path.type;
   if (typeof type !== "string") return undefined;
-  const headers: [string, string][] = [];
+  const given: { name: string; value: string }[] = [];
   if (match.headers !== undefined) {
     if (!Array.isArray(match.headers)) return undefined;
     for (const h of match.headers) {
       if (!isRecord(h) || typeof h.name !== "string" || typeof h.value !== "string") return undefined;
-      headers.push([h.name.toLowerCase(), h.value]);
+      given.push({ name: h.name, value: h.value });
     }
   }
-  headers.sort((a, b) => (a[0] === b[0] ? (a[1] < b[1] ? -1 : 1) : a[0] < b[0] ? -1 : 1));
+  const headers = headerClaims(given).map((h): [string, string] => [h.name, h.value]);
   const path =
     type === "Exact" || type === "PathPrefix"
       ? normalizePath(type as PathMatchType, match.path.value)

@@ -14,6 +14,22 @@ export function creationTime(timestamp: string | undefined): number {
   return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t;
 }
 
+/** A route as the age order reads it. */
+export interface Aged {
+  /** RFC 3339; absent or malformed sorts last. */
+  readonly creationTimestamp?: string | undefined;
+  /** `namespace/name`. */
+  readonly key: string;
+}
+
+/** Age order for two routes (the older first, then by key): what keyOrder then ageOrder give a whole set. */
+export function compareAge(a: Aged, b: Aged): number {
+  const ta = creationTime(a.creationTimestamp);
+  const tb = creationTime(b.creationTimestamp);
+  if (ta !== tb) return ta < tb ? -1 : 1;
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
 /**
  * Route indexes in key order (`namespace/name`; then age, then input order).
  * Sorted per namespace by name, the namespaces by `namespace/`: the same order

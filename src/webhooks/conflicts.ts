@@ -9,6 +9,7 @@ import type { Logger } from "../observability/logger.js";
 import { Informer, type EventType } from "../kube/informer.js";
 import { kubeClient } from "../kube/client.js";
 import { claimKey, claimsOf, describeMatch } from "../routing/match-keys.js";
+import { compareAge } from "../routing/route-order.js";
 import { isRecord } from "../api/is-record.js";
 
 export interface RouteSummary {
@@ -34,12 +35,14 @@ export function summarize(obj: unknown, fallbackNamespace = ""): RouteSummary | 
   };
 }
 
-/** Conflict order (Gateway API): the older route first, then namespace/name. */
+/** Conflict order (Gateway API), the snapshot's: the older route first, then namespace/name. */
 function isOlder(a: RouteSummary, b: RouteSummary): boolean {
-  const ta = a.creationTimestamp ? Date.parse(a.creationTimestamp) : Infinity;
-  const tb = b.creationTimestamp ? Date.parse(b.creationTimestamp) : Infinity;
-  if (ta !== tb) return ta < tb;
-  return `${a.namespace}/${a.name}` < `${b.namespace}/${b.name}`;
+  return (
+    compareAge(
+      { creationTimestamp: a.creationTimestamp, key: `${a.namespace}/${a.name}` },
+      { creationTimestamp: b.creationTimestamp, key: `${b.namespace}/${b.name}` },
+    ) < 0
+  );
 }
 
 function describeClaim(host: string, match: string): string {
