@@ -172,18 +172,18 @@ function readFileOr(flag: string, file: string): string {
 
 /** The cluster to watch: --kubeconfig, $KUBECONFIG or in-cluster. */
 function clusterAccess(opts: WatchOptions): ClusterAccess {
-  let kc;
+  let access;
   try {
-    kc = loadKubeConfig(opts.kubeconfig);
+    access = loadKubeConfig(opts.kubeconfig);
   } catch (err) {
     throw new UsageError(`--kubeconfig: ${(err as Error).message}`);
   }
-  if (!kc) throw new UsageError("no cluster: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
-  return kc;
+  if (!access) throw new UsageError("no cluster: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
+  return access;
 }
 
 /** The client for POST /reconcile, its token and CA checked before anything starts. */
-function reconcileCaller(opts: WatchOptions, kc: ClusterAccess): ReconcileClient {
+function reconcileCaller(opts: WatchOptions, access: ClusterAccess): ReconcileClient {
   if (opts.tokenFile) readFileOr("--token-file", opts.tokenFile);
   const caPem = opts.reconcileCa ? readFileOr("--reconcile-ca", opts.reconcileCa) : undefined;
   if (caPem !== undefined && !caPem.includes("-----BEGIN CERTIFICATE-----")) {
@@ -191,7 +191,7 @@ function reconcileCaller(opts: WatchOptions, kc: ClusterAccess): ReconcileClient
   }
   return reconcileClient({
     url: opts.reconcileUrl,
-    token: tokenSource(opts.tokenFile, kc.token),
+    token: tokenSource(opts.tokenFile, access.token),
     ...(caPem ? { caPem } : {}),
     maxSockets: opts.concurrency + 1,
   });
@@ -258,15 +258,15 @@ export const watchCommand: Command = {
       return 0;
     }
     const registry = createRegistry();
-    const kc = clusterAccess(opts);
-    const reconcile = reconcileCaller(opts, kc);
+    const access = clusterAccess(opts);
+    const reconcile = reconcileCaller(opts, access);
     // Listening first: a port in use fails the command before any watch starts.
     let watcher: RunningWatcher | undefined = undefined;
     const metricsServer = opts.metricsListen
       ? await startMetricsServer(opts.metricsListen, registry, opts.identity, () => watcher, logger)
       : undefined;
     watcher = startWatcher({
-      kube: kubeClient(kc),
+      kube: kubeClient(access),
       reconcile,
       log: logger,
       registry,
