@@ -9,6 +9,7 @@ import { watchCommand } from "./watch.js";
 import { finalizerCommand } from "./finalizer.js";
 import { migrateCommand } from "./migrate.js";
 import { demoCommand } from "./demo.js";
+import { setUserAgentComponent } from "../kube/user-agent.js";
 
 const commands: Command[] = [
   serveCommand,
@@ -45,6 +46,7 @@ export async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
+  setUserAgentComponent(cmd.name);
   try {
     return await cmd.run(rest);
   } catch (err) {
