@@ -152,7 +152,10 @@ async function runHookJob(): Promise<RunResult> {
 }
 
 beforeAll(async () => {
-  cp = await startControlPlane();
+  // The apiserver finds a Service's webhook through its endpoints, as a real
+  // cluster's does with a kube-proxy-less setup: with none, it fails at once
+  // and dials nothing (a DNS lookup of *.svc would leave this machine).
+  cp = await startControlPlane({ apiserverArgs: ["--enable-aggregator-routing=true"] });
   dir = mkdtempSync(path.join(os.tmpdir(), "edge-faults-uninstall-"));
 });
 
