@@ -33,8 +33,16 @@ export async function createRoutes(
   for (let from = 0; from < count; from += CHUNK) {
     const docs: string[] = [];
     for (let i = from; i < Math.min(count, from + CHUNK); i++)
+      // Host and path unique across namespaces too: a clash would make one Conflicted, not served.
       docs.push(
-        toYaml(v2Route(routeName(prefix, i), { namespace, service: "checkout", path: `/${prefix}/${i}` })),
+        toYaml(
+          v2Route(routeName(prefix, i), {
+            namespace,
+            host: `${routeName(prefix, i)}.${namespace}.example.com`,
+            service: "checkout",
+            path: `/${prefix}/${i}`,
+          }),
+        ),
       );
     retries += (await retried(cp, ["apply", "-f", "-"], docs.join("---\n"))) - 1;
     await onChunk(Math.min(count, from + CHUNK));
