@@ -2,16 +2,14 @@ import { parseArgs } from "node:util";
 import { FINALIZER, type EdgeRouteV2 } from "../api/types.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { hasFinalizer, releaseFinalizer } from "../reconcile/finalizer.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
-import { logger } from "../server/logger.js";
-import { parseRouteKey } from "../watcher/keys.js";
-import {
-  getRouteStored,
-  listRoutesStored,
-  readVersions,
-  routePathIn,
-} from "../reconcile/stored-version-reads.js";
-import { KubeError, kubeClient } from "../kube/client.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import type { Logger } from "../observability/logger.js";
+import { parseRouteKey } from "../reconcile/protocol.js";
+import { getRouteStored, listRoutesStored, readVersions } from "../reconcile/stored-version-reads.js";
+import { kubeClient } from "../kube/client.js";
+import { isStale } from "../kube/errors.js";
+import { edgeRoutePath } from "../kube/paths.js";
+import type { Version } from "../api/types.js";
 import { UsageError, type Command } from "./command.js";
 
 const help = `Usage: edge-operator finalizer release NAMESPACE/NAME --reason TEXT [options]
@@ -40,8 +38,9 @@ Options:
 async function releaseOne(
   kube: ReturnType<typeof kubeClient>,
   route: EdgeRouteV2,
-  version: string,
+  version: Version,
   reason: string,
+  logger: Logger,
 ): Promise<"released" | "none"> {
   if (!hasFinalizer(route)) return "none";
   const events = kubeEventRecorder(kube, logger);
@@ -50,10 +49,10 @@ async function releaseOne(
   // Re-read on a conflict: the precondition guards against a stale view, not against the operator.
   for (let attempt = 0; ; attempt++) {
     try {
-      await releaseFinalizer(kube, route, reason, routePathIn(version, namespace, name));
+      await releaseFinalizer(kube, route, reason, edgeRoutePath(namespace, name, version));
       break;
     } catch (e) {
-      if (!(e instanceof KubeError) || (e.status !== 409 && e.status !== 422) || attempt >= 5) throw e;
+      if (!isStale(e) || attempt >= 5) throw e;
       const fresh = await getRouteStored(kube, [version], namespace, name);
       if (!fresh || !hasFinalizer(fresh.route)) return "none";
       route = fresh.route;
@@ -72,7 +71,7 @@ export const finalizerCommand: Command = {
   name: "finalizer",
   summary: "finalizer release NAMESPACE/NAME: the break-glass for a stuck route",
   help,
-  async run(argv) {
+  async run(argv, logger) {
     const [sub, ...rest] = argv;
     if (sub === "-h" || sub === "--help" || sub === undefined) {
       process.stdout.write(help);
@@ -109,7 +108,7 @@ export const finalizerCommand: Command = {
       const routes = listed.routes.filter(hasFinalizer);
       let released = 0;
       for (const r of routes)
-        if ((await releaseOne(kube, r, listed.version, values.reason)) === "released") released++;
+        if ((await releaseOne(kube, r, listed.version, values.reason, logger)) === "released") released++;
       process.stdout.write(`released the finalizer of ${released} EdgeRoute(s)\n`);
       return 0;
     }
@@ -121,7 +120,7 @@ export const finalizerCommand: Command = {
       process.stderr.write(`edge-operator finalizer: EdgeRoute ${key} not found\n`);
       return 1;
     }
-    const out = await releaseOne(kube, found.route, found.version, values.reason);
+    const out = await releaseOne(kube, found.route, found.version, values.reason, logger);
     process.stdout.write(
       out === "released"
         ? `edgeroute ${key}: finalizer ${FINALIZER} released\n`

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // edge-operator: one executable, one subcommand per job.
 
-import { logger } from "../server/logger.js";
+import { createLogger } from "../observability/logger.js";
 import { UsageError, type Command } from "./command.js";
 import { serveCommand } from "./serve.js";
 import { certsCommand } from "./certs.js";
@@ -10,6 +10,8 @@ import { finalizerCommand } from "./finalizer.js";
 import { migrateCommand } from "./migrate.js";
 import { demoCommand } from "./demo.js";
 import { setUserAgentComponent } from "../kube/user-agent.js";
+
+const logger = createLogger();
 
 const commands: Command[] = [
   serveCommand,
@@ -48,7 +50,7 @@ export async function main(argv: string[]): Promise<number> {
   }
   setUserAgentComponent(cmd.name);
   try {
-    return await cmd.run(rest);
+    return await cmd.run(rest, logger);
   } catch (err) {
     const e = err as Error & { code?: string };
     // parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes: those are usage errors too.

@@ -1,13 +1,13 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { podNamespace } from "../kube/service-account.js";
 import http from "node:http";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import type { AddressInfo } from "node:net";
 import { parseListen } from "../server/https.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
-import { logger } from "../server/logger.js";
-import { registry } from "../server/metrics.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { createRegistry } from "../observability/metrics.js";
 import { kubeClient } from "../kube/client.js";
 import { reconcileClient, tokenSource } from "../watcher/reconcile-client.js";
 import { startWatcher, type RunningWatcher } from "../watcher/watcher.js";
@@ -45,8 +45,6 @@ Options:
 Durations: 300ms, 15s, 5m, 1h, 1m30s.
 `;
 
-const POD_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
-
 export interface WatchOptions {
   reconcileUrl: string;
   kubeconfig?: string;
@@ -79,7 +77,7 @@ function positive(flag: string, text: string, integer: boolean): number {
 
 function defaultLeaseNamespace(): string {
   try {
-    if (existsSync(POD_NAMESPACE_FILE)) return readFileSync(POD_NAMESPACE_FILE, "utf8").trim() || "default";
+    return podNamespace() ?? "default";
   } catch {
     // fall through
   }
@@ -173,8 +171,9 @@ export const watchCommand: Command = {
   name: "watch",
   summary: "the watcher: informers, work queue and leader lease, calling /reconcile",
   help,
-  async run(argv) {
+  async run(argv, logger) {
     const opts = parseWatchArgs(argv);
+    const registry = createRegistry();
     if (opts === "help") {
       process.stdout.write(help);
       return 0;

@@ -4,7 +4,8 @@
 // that is killed is finished by running it again; the trim comes last and
 // only after every object was written.
 
-import { KubeError, kubeStatus, type KubeClient } from "../kube/client.js";
+import { kubeStatus, type KubeClient } from "../kube/client.js";
+import { listPages, type ListPage } from "../kube/pager.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
 import {
   alreadyMigratedLine,
@@ -59,10 +60,7 @@ interface ListedObject {
   [key: string]: unknown;
 }
 
-interface ObjectList {
-  metadata: { continue?: string; remainingItemCount?: number };
-  items: ListedObject[];
-}
+type ObjectList = ListPage<ListedObject>;
 
 type Crd = CrdStorageView & { readonly [key: string]: unknown };
 
@@ -76,14 +74,6 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** 0 for an error that is not the apiserver's answer (the network, a timeout). */
 function statusOf(err: unknown): number {
   return kubeStatus(err) ?? 0;
-}
-
-/** The continue token a 410 Expired may carry, to go on at the latest revision. */
-function continueTokenOf(err: unknown): string | undefined {
-  if (!(err instanceof KubeError)) return undefined;
-  const body = err.body as { metadata?: { continue?: unknown } } | undefined;
-  const token = body?.metadata?.continue;
-  return typeof token === "string" && token !== "" ? token : undefined;
 }
 
 /**
@@ -122,49 +112,27 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
   const { group, plural, storageVersion } = plan;
   const base = `/apis/${group}/${storageVersion}`;
 
-  const listPage = (cont: string | undefined): Promise<ObjectList> =>
-    withRetry(() =>
-      client.json<ObjectList>("GET", `${base}/${plural}`, {
-        query: { limit: opts.pageSize, continue: cont },
-      }),
-    );
-
-  let restarts = 0;
   /**
    * Pages of every object; the next page is fetched while this one is written.
-   * A list is one etcd snapshot, and its continue token expires (410) once that
-   * revision is compacted, typically after 5 minutes: a pass over many objects
-   * outlives it. The 410 then carries a token that goes on from the next key at
-   * the latest revision; migration needs no consistent snapshot (objects made
-   * since were written in the storage version), so it takes that. Without one,
-   * it starts over: what was written is cheap to write again.
+   * Migration needs no consistent snapshot (objects made since were written in
+   * the storage version), so an expired list goes on from the next object
+   * (the pager's 410 policy); without a token it starts over, and what was
+   * written is cheap to write again.
    */
-  async function* pages(): AsyncGenerator<ObjectList> {
-    let pending = listPage(undefined);
-    for (;;) {
-      let page: ObjectList;
-      try {
-        page = await pending;
-      } catch (err) {
-        if (statusOf(err) !== 410 || restarts >= MAX_LIST_RESTARTS) throw err;
+  let restarts = 0;
+  const pages = (): AsyncGenerator<ObjectList> =>
+    listPages<ListedObject>(client, `${base}/${plural}`, {
+      pageSize: opts.pageSize,
+      consistent: false,
+      maxRestarts: MAX_LIST_RESTARTS,
+      retry: withRetry,
+      onExpired: (fromStart) => {
         restarts++;
-        const resume = continueTokenOf(err);
         opts.log(
-          `migrate: the list expired (410); ${resume ? "going on from the next object" : "listing again from the start"}`,
+          `migrate: the list expired (410); ${fromStart ? "listing again from the start" : "going on from the next object"}`,
         );
-        pending = listPage(resume);
-        continue;
-      }
-      const cont = page.metadata.continue;
-      if (cont) {
-        pending = listPage(cont);
-        // Awaited on the next turn; until then a failure must not be unhandled.
-        pending.catch(() => undefined);
-      }
-      yield page;
-      if (!cont) return;
-    }
-  }
+      },
+    });
 
   if (opts.dryRun) {
     let count = 0;
@@ -242,10 +210,10 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
 
   let seen = 0;
   for await (const page of pages()) {
-    const remaining = page.metadata.remainingItemCount;
+    const remaining = page.metadata?.remainingItemCount;
     seen += page.items.length;
     if (remaining !== undefined) estimatedTotal = seen + remaining;
-    else if (!page.metadata.continue) estimatedTotal = seen;
+    else if (!page.metadata?.continue) estimatedTotal = seen;
     await eachConcurrently(page.items, opts.concurrency, rewrite);
   }
 

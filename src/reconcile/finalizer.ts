@@ -4,7 +4,7 @@
 
 import { FINALIZER, FINALIZER_RELEASED_ANNOTATION, type EdgeRouteV2 } from "../api/types.js";
 import type { KubeClient } from "../kube/client.js";
-import { routePath } from "./cluster-reader.js";
+import { edgeRoutePath } from "../kube/paths.js";
 
 export function hasFinalizer(route: EdgeRouteV2): boolean {
   return route.metadata.finalizers?.includes(FINALIZER) ?? false;
@@ -42,7 +42,7 @@ export async function releaseFinalizer(
   kube: KubeClient,
   route: EdgeRouteV2,
   reason?: string,
-  path: string = routePath(route.metadata.namespace ?? "", route.metadata.name ?? ""),
+  path: string = edgeRoutePath(route.metadata.namespace ?? "", route.metadata.name ?? ""),
 ): Promise<boolean> {
   const patch = releasePatch(route, reason);
   if (!patch) return false;
@@ -54,7 +54,7 @@ export async function releaseFinalizer(
   // A mutating webhook could have put it back in the same write: say so, never "released".
   if (after.metadata?.finalizers?.includes(FINALIZER)) {
     throw new Error(
-      `the finalizer ${FINALIZER} is still on ${routePath(route.metadata.namespace ?? "", route.metadata.name ?? "")} after the release: a mutating webhook put it back`,
+      `the finalizer ${FINALIZER} is still on ${edgeRoutePath(route.metadata.namespace ?? "", route.metadata.name ?? "")} after the release: a mutating webhook put it back`,
     );
   }
   return true;

@@ -9,10 +9,11 @@
 // Nothing is acted on from "what changed"; unchanged state writes nothing.
 
 import { FINALIZER, type EdgeRouteV2, type EdgeRouteStatus } from "../api/types.js";
-import type { Logger } from "../server/logger.js";
-import { SNAPSHOT_KEY, parseRouteKey } from "../watcher/keys.js";
+import type { Logger } from "../observability/logger.js";
+import { SNAPSHOT_KEY, parseRouteKey, type ReconcileReply } from "./protocol.js";
 import type { KubeClient } from "../kube/client.js";
-import { KubeError } from "../kube/client.js";
+import { isNotFound, isStale } from "../kube/errors.js";
+import { edgeRoutePath } from "../kube/paths.js";
 import {
   acceptedFrom,
   backendServices,
@@ -20,31 +21,25 @@ import {
   programmedFrom,
   type PushVerdict,
 } from "./acceptance.js";
-import { ClusterReader, isNotFound, routePath } from "./cluster-reader.js";
+import { ClusterReader } from "./cluster-reader.js";
 import { findCondition, nextStatus, nowRfc3339, type DesiredCondition } from "./conditions.js";
 import type { EventRecorder } from "./events.js";
 import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
-import { reconcileMetrics } from "./reconcile-metrics.js";
-import { checkRoute } from "./route-check.js";
+import { Registry } from "prom-client";
+import { createReconcileMetrics, type ReconcileMetrics } from "./reconcile-metrics.js";
+import { checkRoute } from "../routing/route-check.js";
 import {
   endpointsByService,
   serviceEndpoints,
   serviceKey,
   type ServiceEndpoints,
-} from "./service-endpoints.js";
-import { buildSnapshot, routeKey, type Snapshot, type SnapshotOptions } from "./snapshot.js";
+} from "../routing/service-endpoints.js";
+import { buildSnapshot, routeKey, type Snapshot, type SnapshotOptions } from "../envoy/snapshot.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
 
-export interface ReconcileResult {
-  result: "done" | "requeue";
-  /** When the caller should try again; absent with "requeue" means "with your backoff". */
-  requeueAfterMs?: number;
-  /** What this reconcile did, in words. */
-  did: string[];
-  /** Keys the caller should reconcile next. */
-  enqueue?: string[];
-}
+/** What a reconcile answers: the /reconcile reply. */
+export type ReconcileResult = ReconcileReply;
 
 export interface ReconcilerOptions {
   snapshot?: SnapshotOptions;
@@ -54,16 +49,13 @@ export interface ReconcilerOptions {
   writeConcurrency?: number;
   /** How long one snapshot reconcile may spend writing statuses before it hands the rest to the next call. */
   writeBudgetMs?: number;
-}
-
-function isConflict(e: unknown): boolean {
-  // 409: resourceVersion moved; 422: a JSON Patch `test` failed (the object moved on).
-  return e instanceof KubeError && (e.status === 409 || e.status === 422);
+  /** Where to report; a registry of its own when absent (tests). */
+  metrics?: ReconcileMetrics;
 }
 
 export class Reconciler {
   private readonly read: ClusterReader;
-  private readonly metrics = reconcileMetrics;
+  private readonly metrics: ReconcileMetrics;
   private readonly inFlight = new Map<string, number>();
 
   constructor(
@@ -74,6 +66,7 @@ export class Reconciler {
     private readonly opts: ReconcilerOptions = {},
   ) {
     this.read = new ClusterReader(kube);
+    this.metrics = opts.metrics ?? createReconcileMetrics(new Registry());
   }
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -112,7 +105,7 @@ export class Reconciler {
       // stale read never lands.
       await this.kube.json(
         "PATCH",
-        `${routePath(route.metadata.namespace ?? "", route.metadata.name ?? "")}/status`,
+        `${edgeRoutePath(route.metadata.namespace ?? "", route.metadata.name ?? "")}/status`,
         {
           body: { metadata: { resourceVersion: route.metadata.resourceVersion }, status },
           contentType: "application/merge-patch+json",
@@ -121,7 +114,7 @@ export class Reconciler {
       );
       this.metrics.statusWrites.inc();
     } catch (e) {
-      if (isConflict(e) || isNotFound(e)) return undefined;
+      if (isStale(e) || isNotFound(e)) return undefined;
       throw e;
     }
     await this.recordTransitions(route, status);
@@ -210,7 +203,7 @@ export class Reconciler {
         try {
           if (await releaseFinalizer(this.kube, route)) released++;
         } catch (e) {
-          if (!isConflict(e) && !isNotFound(e)) throw e;
+          if (!isStale(e) && !isNotFound(e)) throw e;
         }
         return;
       }

@@ -3,8 +3,11 @@
 // the server is down, and a read in any other version makes the apiserver
 // call /convert (failurePolicy is not a choice for conversion: it fails).
 
-import { CRD_NAME, GROUP, PLURAL, VERSIONS, type EdgeRouteV2 } from "../api/types.js";
-import { kubeStatus, type KubeClient } from "../kube/client.js";
+import { CRD_NAME, VERSIONS, isVersion, type EdgeRouteV2, type Version } from "../api/types.js";
+import type { KubeClient } from "../kube/client.js";
+import { errorMessage, isNotFound, kubeStatus } from "../kube/errors.js";
+import { listAll } from "../kube/pager.js";
+import { edgeRoutePath, edgeRoutesPath } from "../kube/paths.js";
 
 interface CrdVersions {
   spec?: { versions?: { name: string; served?: boolean; storage?: boolean }[] };
@@ -17,35 +20,27 @@ interface CrdVersions {
  * conversion. Else the storage version (objects written since) first. The
  * rest follow, for a caller that may not read the CRD.
  */
-export async function readVersions(kube: KubeClient): Promise<string[]> {
-  const order: string[] = [];
+export async function readVersions(kube: KubeClient): Promise<Version[]> {
+  let crd: CrdVersions;
   try {
-    const crd = await kube.json<CrdVersions>(
+    crd = await kube.json<CrdVersions>(
       "GET",
       `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${CRD_NAME}`,
       { timeoutMs: 15_000 },
     );
-    const versions = crd.spec?.versions ?? [];
-    const served = new Set(versions.filter((v) => v.served).map((v) => v.name));
-    const stored = crd.status?.storedVersions ?? [];
-    if (stored.length === 1 && stored[0]) order.push(stored[0]);
-    const storage = versions.find((v) => v.storage)?.name;
-    if (storage) order.push(storage);
-    return [...new Set([...order, ...VERSIONS])].filter((v) => served.has(v));
   } catch (e) {
-    // A ServiceAccount that may not read the CRD still gets every version to try.
+    // A ServiceAccount that may not read the CRD still gets every version to try, stored-first by default.
     if (kubeStatus(e) !== 403) throw e;
     return ["v1", "v2"];
   }
-}
-
-export function routePathIn(version: string, namespace: string, name: string): string {
-  return `/apis/${GROUP}/${version}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}/${encodeURIComponent(name)}`;
-}
-
-interface RouteList {
-  items: EdgeRouteV2[];
-  metadata?: { continue?: string };
+  const versions = crd.spec?.versions ?? [];
+  const served = new Set(versions.filter((v) => v.served).map((v) => v.name));
+  const order: string[] = [];
+  const stored = crd.status?.storedVersions ?? [];
+  if (stored.length === 1 && stored[0]) order.push(stored[0]);
+  const storage = versions.find((v) => v.storage)?.name;
+  if (storage) order.push(storage);
+  return [...new Set([...order, ...VERSIONS])].filter((v): v is Version => isVersion(v) && served.has(v));
 }
 
 /**
@@ -55,24 +50,15 @@ interface RouteList {
  */
 export async function listRoutesStored(
   kube: KubeClient,
-  versions: readonly string[],
-): Promise<{ version: string; routes: EdgeRouteV2[] }> {
+  versions: readonly Version[],
+): Promise<{ version: Version; routes: EdgeRouteV2[] }> {
   const failures: string[] = [];
   for (const version of versions) {
     try {
-      const routes: EdgeRouteV2[] = [];
-      let cont: string | undefined;
-      do {
-        const page = await kube.json<RouteList>("GET", `/apis/${GROUP}/${version}/${PLURAL}`, {
-          query: { limit: 500, continue: cont },
-          timeoutMs: 60_000,
-        });
-        routes.push(...page.items);
-        cont = page.metadata?.continue || undefined;
-      } while (cont);
-      return { version, routes };
+      const { items } = await listAll<EdgeRouteV2>(kube, edgeRoutesPath(version));
+      return { version, routes: items };
     } catch (e) {
-      failures.push(`${version}: ${(e as Error).message.split("\n")[0]}`);
+      failures.push(`${version}: ${errorMessage(e)}`);
     }
   }
   throw new Error(`cannot list EdgeRoutes in any version (${failures.join("; ")})`);
@@ -81,21 +67,21 @@ export async function listRoutesStored(
 /** One route in the first of `versions` that answers; undefined when it is gone. */
 export async function getRouteStored(
   kube: KubeClient,
-  versions: readonly string[],
+  versions: readonly Version[],
   namespace: string,
   name: string,
-): Promise<{ version: string; route: EdgeRouteV2 } | undefined> {
-  let last: unknown;
+): Promise<{ version: Version; route: EdgeRouteV2 } | undefined> {
+  let last: unknown = new Error(`cannot read EdgeRoute ${namespace}/${name}: no version to read it in`);
   for (const version of versions) {
     try {
-      const route = await kube.json<EdgeRouteV2>("GET", routePathIn(version, namespace, name), {
+      const route = await kube.json<EdgeRouteV2>("GET", edgeRoutePath(namespace, name, version), {
         timeoutMs: 15_000,
       });
       return { version, route };
     } catch (e) {
-      if (kubeStatus(e) === 404) return undefined;
+      if (isNotFound(e)) return undefined;
       last = e;
     }
   }
-  throw last instanceof Error ? last : new Error(`cannot read EdgeRoute ${namespace}/${name}`);
+  throw last;
 }

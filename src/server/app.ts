@@ -1,8 +1,8 @@
 // The express app: health, readiness, metrics, and the JSON routes it is given.
 
 import express, { type NextFunction, type Request, type Response } from "express";
-import { logger } from "./logger.js";
-import { httpRequestDuration, registry } from "./metrics.js";
+import type { Logger } from "../observability/logger.js";
+import type { ServerMetrics } from "../observability/metrics.js";
 import { errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
 import { jsonChunks } from "./json-chunks.js";
 
@@ -10,6 +10,9 @@ export interface AppOptions {
   routes: readonly JsonRoute[];
   /** Readiness beyond "the process is up": TLS material loaded, and whatever else the caller needs. */
   ready: () => boolean;
+  log: Logger;
+  /** /metrics serves its registry. */
+  metrics: ServerMetrics;
 }
 
 interface BodyParserError extends Error {
@@ -63,6 +66,8 @@ async function sendInPieces(res: Response, reply: JsonReply): Promise<void> {
 }
 
 export function createApp(opts: AppOptions): express.Express {
+  const { log: logger, metrics } = opts;
+  const { registry, requestDuration: httpRequestDuration } = metrics;
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);

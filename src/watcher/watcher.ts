@@ -5,25 +5,17 @@
 
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import { API_VERSION_V2, PLURAL } from "../api/types.js";
-import { Informer, type EventType } from "./informer.js";
+import { PLURAL } from "../api/types.js";
+import { Informer, type EventType } from "../kube/informer.js";
 import type { KubeClient } from "../kube/client.js";
-import { SNAPSHOT_KEY } from "./keys.js";
-import { LeaderElector } from "./lease.js";
+import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
+import { LeaderElector } from "../kube/lease.js";
 import { createQueueMetrics } from "./queue-metrics.js";
 import type { ReconcileClient } from "./reconcile-client.js";
-import {
-  ServiceIndex,
-  keyOf,
-  referencedServices,
-  serviceOfEndpointSlice,
-  type Watched,
-} from "./service-index.js";
+import { keyOf, type Watched } from "../kube/object-key.js";
+import { edgeRoutesPath, ENDPOINT_SLICES_PATH, SERVICES_PATH } from "../kube/paths.js";
+import { ServiceIndex, referencedServices, serviceOfEndpointSlice } from "./service-index.js";
 import { WorkQueue, type Lane, type WorkQueueOptions } from "./work-queue.js";
-
-export const ROUTES_PATH = `/apis/${API_VERSION_V2}/${PLURAL}`;
-export const SERVICES_PATH = "/api/v1/services";
-export const ENDPOINT_SLICES_PATH = "/apis/discovery.k8s.io/v1/endpointslices";
 
 export interface WatcherOptions {
   kube: KubeClient;
@@ -127,7 +119,7 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
   };
 
   const common = { client: kube, log, watchTimeoutSeconds: opts.watchTimeoutSeconds };
-  const routes = new Informer({ ...common, name: PLURAL, path: ROUTES_PATH, onEvent: onRoute });
+  const routes = new Informer({ ...common, name: PLURAL, path: edgeRoutesPath(), onEvent: onRoute });
   const informers = [
     routes,
     new Informer({
