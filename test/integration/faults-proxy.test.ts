@@ -152,7 +152,7 @@ describe("faults injected by a proxy in front of the apiserver", () => {
     console.log(
       summaryLine(
         "leader-killed",
-        `leader watcher SIGKILLed, standby led ${tookOver.toFixed(1)} s later`,
+        `leader watcher SIGKILLed after 100 of 200 creates, standby led ${tookOver.toFixed(1)} s later`,
         outcome,
       ),
     );

@@ -264,14 +264,18 @@ describe("helm uninstall with the server down entirely", () => {
         .sort(),
     );
     console.log(
-      summaryLine("uninstall-server-down", "server stopped, webhooks unreachable, then helm uninstall", {
-        routesChecked: before.length,
-        strandedFinalizers: stranded.map((r) => `${r.metadata.namespace}/${r.metadata.name}`),
-        servedGone: [],
-        missing: [],
-        crashed: [],
-        convergedSeconds: seconds,
-      }),
+      summaryLine(
+        "uninstall-server-down",
+        "server stopped, webhooks unreachable, then helm uninstall (time: the uninstall)",
+        {
+          routesChecked: before.length,
+          strandedFinalizers: stranded.map((r) => `${r.metadata.namespace}/${r.metadata.name}`),
+          servedGone: [],
+          missing: [],
+          crashed: [],
+          convergedSeconds: seconds,
+        },
+      ),
     );
   });
 });
