@@ -117,12 +117,12 @@ function envoyRoute(
 function appendActions(
   namespace: string,
   rules: readonly RouteRule[],
-  made: RouteActions,
+  ruleActions: RouteActions,
   actions: RouteAction[],
 ): boolean {
   const start = actions.length;
   for (const rule of rules) {
-    const action = made.actionOf(namespace, rule);
+    const action = ruleActions.actionOf(namespace, rule);
     if (action === undefined) {
       actions.length = start;
       return false;
@@ -146,12 +146,38 @@ function sortedRoutes(host: HostRoutes): EnvoyRoute[] {
   return order.map((i) => routes[i] as EnvoyRoute);
 }
 
+/**
+ * The whole data-plane configuration for the live routes, in named phases (as
+ * Contour's Build() is a list of compute* calls): rank the routes, claim their
+ * matches oldest first into virtual hosts, then assemble and version the
+ * Envoy resources.
+ */
 export function buildSnapshot(
   routes: readonly EdgeRouteV2[],
   endpoints: EndpointsByService,
   options: SnapshotOptions = {},
 ): Snapshot {
-  const source = options.configSource ?? { kind: "path", dir: DEFAULT_XDS_DIR };
+  const ranking = rankRoutes(routes);
+  const claimed = claimRoutes(routes, ranking, endpoints);
+  const resources = assembleResources(
+    virtualHostsOf(claimed.byHost),
+    clusterNamesOf(claimed.usedActions),
+    endpoints,
+    options,
+  );
+  return { version: contentVersion(resources), resources, outcomes: claimed.outcomes };
+}
+
+/** The routes' keys and their two orders: by key (where each outcome goes) and by age (who claims first). */
+interface Ranking {
+  readonly keys: readonly string[];
+  /** Route index → its place in key order. */
+  readonly keyRank: Int32Array;
+  /** Route indexes, oldest first. */
+  readonly byAge: readonly number[];
+}
+
+function rankRoutes(routes: readonly EdgeRouteV2[]): Ranking {
   const n = routes.length;
   const keys: string[] = new Array<string>(n);
   const created = new Float64Array(n);
@@ -174,15 +200,32 @@ export function buildSnapshot(
   const byKey = keyOrder(routes, keys, created);
   const keyRank = new Int32Array(n);
   for (let r = 0; r < n; r++) keyRank[byKey[r] as number] = r;
-  const byAge = ageOrder(byKey, created);
+  return { keys, keyRank, byAge: ageOrder(byKey, created) };
+}
 
-  const registry = new ClaimRegistry();
+interface Claimed {
+  /** One per route, in key order. */
+  readonly outcomes: RouteOutcome[];
+  readonly byHost: Map<string, HostRoutes>;
+  /** The actions of rules that kept at least one match: only their Services get clusters. */
+  readonly usedActions: Set<RouteAction>;
+}
+
+/** Oldest first, each route claims its (host, match) pairs; what it keeps goes into its virtual hosts. */
+function claimRoutes(
+  routes: readonly EdgeRouteV2[],
+  ranking: Ranking,
+  endpoints: EndpointsByService,
+): Claimed {
+  const { keys, keyRank, byAge } = ranking;
+  const n = routes.length;
+  const claims = new ClaimRegistry();
   const outcomes = new Array<RouteOutcome>(n);
   const byHost = new Map<string, HostRoutes>();
   // Actions are shared between rules, so the set of those in use is small.
   const usedActions = new Set<RouteAction>();
   const headerSets = new HeaderSets();
-  const made = new RouteActions(endpoints);
+  const ruleActions = new RouteActions(endpoints);
   // One route's rule actions at a time, in an array reused from route to route.
   const actions: RouteAction[] = [];
 
@@ -190,13 +233,13 @@ export function buildSnapshot(
     const index = byAge[rank] as number;
     const route = routes[index] as EdgeRouteV2;
     const key = keys[index] as string;
-    const at = keyRank[index] as number;
+    const outcomeIndex = keyRank[index] as number;
     actions.length = 0;
     if (
       !isWellShaped(route) ||
-      !appendActions(route.metadata.namespace ?? "", route.spec.rules, made, actions)
+      !appendActions(route.metadata.namespace ?? "", route.spec.rules, ruleActions, actions)
     ) {
-      outcomes[at] = rejection(key, route, endpoints);
+      outcomes[outcomeIndex] = rejection(key, route, endpoints);
       continue;
     }
     const hostnames = hostnamesOf(route);
@@ -216,7 +259,7 @@ export function buildSnapshot(
         let out: EnvoyRoute | undefined;
         let order = 0;
         for (const hostname of hostnames) {
-          const granted = registry.claim(key, hostname, pathType, path, headers.key);
+          const granted = claims.claim(key, hostname, pathType, path, headers.key);
           if ("owner" in granted) {
             (dropped ??= []).push({ hostname, rule: r, match: i, owner: granted.owner });
             continue;
@@ -243,25 +286,41 @@ export function buildSnapshot(
     }
     if (kept === 0) {
       const message = `an older route owns every match of this route: ${describeDropped(dropped ?? [])}`;
-      outcomes[at] = { key, accepted: false, reason: "Conflicted", message };
+      outcomes[outcomeIndex] = { key, accepted: false, reason: "Conflicted", message };
       continue;
     }
-    outcomes[at] = { key, accepted: true, dropped: dropped ?? NONE_DROPPED };
+    outcomes[outcomeIndex] = { key, accepted: true, dropped: dropped ?? NONE_DROPPED };
   }
+  return { outcomes, byHost, usedActions };
+}
 
-  const virtualHosts: VirtualHost[] = [...byHost.keys()].sort(compareHostnames).map((hostname) => ({
+/** Virtual hosts by name (the catch-all last), each with its routes in Envoy's match order. */
+function virtualHostsOf(byHost: ReadonlyMap<string, HostRoutes>): VirtualHost[] {
+  return [...byHost.keys()].sort(compareHostnames).map((hostname) => ({
     name: hostname,
     domains: [hostname],
     routes: sortedRoutes(byHost.get(hostname) as HostRoutes),
   }));
+}
 
-  const usedClusters = new Set<string>();
+/** The clusters the kept rules send traffic to, sorted. */
+function clusterNamesOf(usedActions: ReadonlySet<RouteAction>): string[] {
+  const used = new Set<string>();
   for (const action of usedActions) {
-    if ("cluster" in action) usedClusters.add(action.cluster);
-    else for (const c of action.weighted_clusters.clusters) usedClusters.add(c.name);
+    if ("cluster" in action) used.add(action.cluster);
+    else for (const c of action.weighted_clusters.clusters) used.add(c.name);
   }
-  const clusterNames = [...usedClusters].sort();
-  const resources: EnvoyResources = {
+  return [...used].sort();
+}
+
+function assembleResources(
+  virtualHosts: VirtualHost[],
+  clusterNames: readonly string[],
+  endpoints: EndpointsByService,
+  options: SnapshotOptions,
+): EnvoyResources {
+  const source = options.configSource ?? { kind: "path", dir: DEFAULT_XDS_DIR };
+  return {
     listeners: [
       listener(
         { address: options.listener?.address ?? "0.0.0.0", port: options.listener?.port ?? 8080 },
@@ -278,7 +337,6 @@ export function buildSnapshot(
       clusterLoadAssignment(name, addressesOf(name, endpoints)),
     ),
   };
-  return { version: contentVersion(resources), resources, outcomes };
 }
 
 /** The ready addresses behind a cluster named `namespace/service:port`. */

@@ -91,64 +91,94 @@ async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The migration, in named phases: read the CRD and plan, count (dry run) or
+ * wait until the apiserver writes the new storage version, rewrite every
+ * stored object, then trim status.storedVersions.
+ */
 export async function migrateStorage(client: KubeClient, opts: MigrateOptions): Promise<MigrateOutcome> {
   const started = performance.now();
   const elapsed = (): number => (performance.now() - started) / 1000;
-
-  const readCrd = (): Promise<Crd> =>
-    withRetry(() => client.json<Crd>("GET", `${CRD_PATH}/${opts.crdName}`)).catch((err: unknown) => {
-      if (statusOf(err) === 404)
-        throw new MigrationError(`CRD ${opts.crdName} not found: install the chart first`);
-      throw err;
-    });
-  const mustPlan = (crd: Crd): MigrationPlan => {
-    const planned = planMigration(crd);
-    if (!planned.ok) throw new MigrationError(planned.reason);
-    return planned.plan;
-  };
-
-  const crd = await readCrd();
+  const crd = await readCrd(client, opts.crdName);
   const plan = mustPlan(crd);
-  const { group, plural, storageVersion } = plan;
-  const base = `/apis/${group}/${storageVersion}`;
-
-  /**
-   * Pages of every object; the next page is fetched while this one is written.
-   * Migration needs no consistent snapshot (objects made since were written in
-   * the storage version), so an expired list goes on from the next object
-   * (the pager's 410 policy); without a token it starts over, and what was
-   * written is cheap to write again.
-   */
-  let restarts = 0;
-  const pages = (): AsyncGenerator<ObjectList> =>
-    listPages<ListedObject>(client, `${base}/${plural}`, {
-      pageSize: opts.pageSize,
-      consistent: false,
-      maxRestarts: MAX_LIST_RESTARTS,
-      retry: withRetry,
-      onExpired: (fromStart) => {
-        restarts++;
-        opts.log(
-          `migrate: the list expired (410); ${fromStart ? "listing again from the start" : "going on from the next object"}`,
-        );
-      },
-    });
-
-  if (opts.dryRun) {
-    let count = 0;
-    const namespaces = new Set<string>();
-    if (!isMigrated(plan)) {
-      for await (const page of pages()) {
-        count += page.items.length;
-        for (const o of page.items) namespaces.add(o.metadata.namespace ?? "");
-      }
-    }
-    return { kind: "dry-run", plan, count, line: dryRunLine(plan, count, namespaces.size) };
-  }
+  const stored = storedObjects(client, plan, opts);
+  if (opts.dryRun) return await countStored(plan, stored);
   if (isMigrated(plan)) return { kind: "already", plan, line: alreadyMigratedLine(plan) };
 
   await waitForStorageVersion(client, plan, opts);
+  const tally = await rewriteAll(client, plan, stored, opts, elapsed);
+  await trimStoredVersions(client, crd, plan, opts);
+  const seconds = elapsed();
+  return { kind: "migrated", plan, tally, seconds, line: summaryLine(plan, tally, seconds) };
+}
 
+function readCrd(client: KubeClient, name: string): Promise<Crd> {
+  return withRetry(() => client.json<Crd>("GET", `${CRD_PATH}/${name}`)).catch((err: unknown) => {
+    if (statusOf(err) === 404) throw new MigrationError(`CRD ${name} not found: install the chart first`);
+    throw err;
+  });
+}
+
+function mustPlan(crd: Crd): MigrationPlan {
+  const planned = planMigration(crd);
+  if (!planned.ok) throw new MigrationError(planned.reason);
+  return planned.plan;
+}
+
+/** The stored objects, a page at a time, and how many times their list expired. */
+interface Stored {
+  pages(): AsyncGenerator<ObjectList>;
+  restarts(): number;
+}
+
+/**
+ * Pages of every object; the next page is fetched while this one is written.
+ * Migration needs no consistent snapshot (objects made since were written in
+ * the storage version), so an expired list goes on from the next object (the
+ * pager's 410 policy); without a token it starts over, and what was written is
+ * cheap to write again.
+ */
+function storedObjects(client: KubeClient, plan: MigrationPlan, opts: MigrateOptions): Stored {
+  let restarts = 0;
+  return {
+    pages: () =>
+      listPages<ListedObject>(client, `/apis/${plan.group}/${plan.storageVersion}/${plan.plural}`, {
+        pageSize: opts.pageSize,
+        consistent: false,
+        maxRestarts: MAX_LIST_RESTARTS,
+        retry: withRetry,
+        onExpired: (fromStart) => {
+          restarts++;
+          opts.log(
+            `migrate: the list expired (410); ${fromStart ? "listing again from the start" : "going on from the next object"}`,
+          );
+        },
+      }),
+    restarts: () => restarts,
+  };
+}
+
+async function countStored(plan: MigrationPlan, stored: Stored): Promise<MigrateOutcome> {
+  let count = 0;
+  const namespaces = new Set<string>();
+  if (!isMigrated(plan)) {
+    for await (const page of stored.pages()) {
+      count += page.items.length;
+      for (const o of page.items) namespaces.add(o.metadata.namespace ?? "");
+    }
+  }
+  return { kind: "dry-run", plan, count, line: dryRunLine(plan, count, namespaces.size) };
+}
+
+/** Every stored object written again in the storage version, with progress lines on the way. */
+async function rewriteAll(
+  client: KubeClient,
+  plan: MigrationPlan,
+  stored: Stored,
+  opts: MigrateOptions,
+  elapsed: () => number,
+): Promise<Tally> {
+  const base = `/apis/${plan.group}/${plan.storageVersion}`;
   const written = new Set<string>();
   let conflicts = 0;
   let gone = 0;
@@ -164,7 +194,7 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
 
   const objectPath = (o: ListedObject): string => {
     const ns = o.metadata.namespace;
-    return `${base}/${ns ? `namespaces/${encodeURIComponent(ns)}/` : ""}${plural}/${encodeURIComponent(o.metadata.name)}`;
+    return `${base}/${ns ? `namespaces/${encodeURIComponent(ns)}/` : ""}${plan.plural}/${encodeURIComponent(o.metadata.name)}`;
   };
   const keyOf = (o: ListedObject): string =>
     o.metadata.uid ?? `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
@@ -209,23 +239,33 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
   };
 
   let seen = 0;
-  for await (const page of pages()) {
+  for await (const page of stored.pages()) {
     const remaining = page.metadata?.remainingItemCount;
     seen += page.items.length;
     if (remaining !== undefined) estimatedTotal = seen + remaining;
     else if (!page.metadata?.continue) estimatedTotal = seen;
     await eachConcurrently(page.items, opts.concurrency, rewrite);
   }
+  return { rewritten: written.size, conflicts, gone, restarts: stored.restarts() };
+}
 
-  // Every object listed is now stored in the storage version; objects created
-  // since the list began were written in it. Trim, unless the CRD moved meanwhile.
+/**
+ * Every object listed is now stored in the storage version; objects created
+ * since the list began were written in it. Trim, unless the CRD moved meanwhile.
+ */
+async function trimStoredVersions(
+  client: KubeClient,
+  crd: Crd,
+  plan: MigrationPlan,
+  opts: MigrateOptions,
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    const now = await readCrd();
+    const now = await readCrd(client, opts.crdName);
     const again = mustPlan(now);
-    if (again.storageVersion !== storageVersion || now.metadata.generation !== crd.metadata.generation) {
+    if (again.storageVersion !== plan.storageVersion || now.metadata.generation !== crd.metadata.generation) {
       const what =
-        again.storageVersion !== storageVersion
-          ? `storage version ${storageVersion} → ${again.storageVersion}`
+        again.storageVersion !== plan.storageVersion
+          ? `storage version ${plan.storageVersion} → ${again.storageVersion}`
           : `generation ${crd.metadata.generation ?? "?"} → ${now.metadata.generation ?? "?"}`;
       throw new MigrationError(`the CRD changed during the migration (${what}); run migrate again`);
     }
@@ -235,15 +275,11 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
           body: withTrimmedStoredVersions(now, again),
         }),
       );
-      break;
+      return;
     } catch (err) {
       if (statusOf(err) !== 409 || attempt >= MAX_REREADS) throw err;
     }
   }
-
-  const tally: Tally = { rewritten: written.size, conflicts, gone, restarts };
-  const seconds = elapsed();
-  return { kind: "migrated", plan, tally, seconds, line: summaryLine(plan, tally, seconds) };
 }
 
 interface ApiResourceList {
