@@ -1,13 +1,15 @@
 import { parseArgs } from "node:util";
 import { FINALIZER, type EdgeRouteV2 } from "../api/types.js";
-import { ClusterReader } from "../reconcile/cluster-reader.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { hasFinalizer, releaseFinalizer } from "../reconcile/finalizer.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import type { Logger } from "../observability/logger.js";
 import { parseRouteKey } from "../reconcile/protocol.js";
+import { getRouteStored, listRoutesStored, readVersions } from "../reconcile/stored-version-reads.js";
 import { kubeClient } from "../kube/client.js";
 import { isStale } from "../kube/errors.js";
+import { edgeRoutePath } from "../kube/paths.js";
+import type { Version } from "../api/types.js";
 import { UsageError, type Command } from "./command.js";
 
 const help = `Usage: edge-operator finalizer release NAMESPACE/NAME --reason TEXT [options]
@@ -27,27 +29,33 @@ Options:
   -h, --help         this text
 `;
 
+/**
+ * Reads and patches in the version the route was read in, the stored one
+ * (stored-version-reads.ts), so that neither needs the conversion webhook;
+ * the webhooks' matchConditions let the server's ServiceAccount through.
+ * Both together work with the server down.
+ */
 async function releaseOne(
   kube: ReturnType<typeof kubeClient>,
   route: EdgeRouteV2,
+  version: Version,
   reason: string,
   logger: Logger,
 ): Promise<"released" | "none"> {
   if (!hasFinalizer(route)) return "none";
   const events = kubeEventRecorder(kube, logger);
+  const namespace = route.metadata.namespace ?? "";
+  const name = route.metadata.name ?? "";
   // Re-read on a conflict: the precondition guards against a stale view, not against the operator.
   for (let attempt = 0; ; attempt++) {
     try {
-      await releaseFinalizer(kube, route, reason);
+      await releaseFinalizer(kube, route, reason, edgeRoutePath(namespace, name, version));
       break;
     } catch (e) {
       if (!isStale(e) || attempt >= 5) throw e;
-      const fresh = await new ClusterReader(kube).getRoute(
-        route.metadata.namespace ?? "",
-        route.metadata.name ?? "",
-      );
-      if (!fresh || !hasFinalizer(fresh)) return "none";
-      route = fresh;
+      const fresh = await getRouteStored(kube, [version], namespace, name);
+      if (!fresh || !hasFinalizer(fresh.route)) return "none";
+      route = fresh.route;
     }
   }
   await events.record(
@@ -93,25 +101,26 @@ export const finalizerCommand: Command = {
     const access = loadKubeConfig(values.kubeconfig);
     if (!access) throw new UsageError("no cluster access: pass --kubeconfig or set KUBECONFIG");
     const kube = kubeClient(access);
-    const read = new ClusterReader(kube);
+    const versions = await readVersions(kube);
 
     if (values.all) {
-      const routes = (await read.listRoutes()).filter(hasFinalizer);
+      const listed = await listRoutesStored(kube, versions);
+      const routes = listed.routes.filter(hasFinalizer);
       let released = 0;
       for (const r of routes)
-        if ((await releaseOne(kube, r, values.reason, logger)) === "released") released++;
+        if ((await releaseOne(kube, r, listed.version, values.reason, logger)) === "released") released++;
       process.stdout.write(`released the finalizer of ${released} EdgeRoute(s)\n`);
       return 0;
     }
     const key = positionals[0] ?? "";
     const ref = parseRouteKey(key);
     if (!ref) throw new UsageError(`${JSON.stringify(key)} is not NAMESPACE/NAME`);
-    const route = await read.getRoute(ref.namespace, ref.name);
-    if (!route) {
+    const found = await getRouteStored(kube, versions, ref.namespace, ref.name);
+    if (!found) {
       process.stderr.write(`edge-operator finalizer: EdgeRoute ${key} not found\n`);
       return 1;
     }
-    const out = await releaseOne(kube, route, values.reason, logger);
+    const out = await releaseOne(kube, found.route, found.version, values.reason, logger);
     process.stdout.write(
       out === "released"
         ? `edgeroute ${key}: finalizer ${FINALIZER} released\n`

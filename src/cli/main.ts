@@ -9,6 +9,7 @@ import { watchCommand } from "./watch.js";
 import { finalizerCommand } from "./finalizer.js";
 import { migrateCommand } from "./migrate.js";
 import { demoCommand } from "./demo.js";
+import { setUserAgentComponent } from "../kube/user-agent.js";
 
 const logger = createLogger();
 
@@ -47,6 +48,7 @@ export async function main(argv: string[]): Promise<number> {
     );
     return 2;
   }
+  setUserAgentComponent(cmd.name);
   try {
     return await cmd.run(rest, logger);
   } catch (err) {

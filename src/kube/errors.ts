@@ -4,6 +4,8 @@
 import { KubeError, kubeStatus } from "./client.js";
 
 export { KubeError, kubeStatus };
+/** 429, 5xx, a cut connection or a missed deadline: the one rule of what may pass by trying again (retry.ts). */
+export { isTransient, DeadlineExceeded } from "./retry.js";
 
 /** 404: the object (or its namespace) is not there. */
 export function isNotFound(err: unknown): boolean {

@@ -165,8 +165,22 @@ describe("Informer", () => {
     expect(inf.stats.failures).toBe(1);
   });
 
-  it("retries a failing list with backoff until it succeeds", async () => {
-    const { server, client } = await scriptedServer([500, 503, [obj("a", "3")]], [(res) => void res]);
+  it("lists through 500 and 503: the client retries them, the informer sees no failure", async () => {
+    const { server, seen, client } = await scriptedServer([500, 503, [obj("a", "3")]], [(res) => void res]);
+    cleanup.push(async () => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const { inf, events } = start(client);
+    await inf.waitForSync();
+    expect(events).toEqual(["ADDED a"]);
+    expect(seen.filter((s) => !s.watch)).toHaveLength(3);
+    expect(inf.stats.failures).toBe(0);
+    expect(inf.hasSynced()).toBe(true);
+  });
+
+  it("retries a list that keeps failing past the client's deadline with its own backoff", async () => {
+    const { server, client } = await scriptedServer([400, 400, [obj("a", "3")]], [(res) => void res]);
     cleanup.push(async () => {
       server.closeAllConnections();
       server.close();
@@ -175,6 +189,54 @@ describe("Informer", () => {
     await inf.waitForSync();
     expect(events).toEqual(["ADDED a"]);
     expect(inf.stats.failures).toBe(2);
-    expect(inf.hasSynced()).toBe(true);
+  });
+
+  it("decodes a character split between two chunks of the watch stream", async () => {
+    const name = "caf\u00e9-\u{1F600}";
+    const line = Buffer.from(
+      `${JSON.stringify({ type: "ADDED", object: { metadata: { namespace: "ns", name, resourceVersion: "4" } } })}\n`,
+    );
+    const cut = line.indexOf(Buffer.from("\u{1F600}")) + 2; // inside the 4-byte emoji
+    const { server, client } = await scriptedServer(
+      [[]],
+      [
+        (res) => {
+          res.write(line.subarray(0, cut));
+          setTimeout(() => res.write(line.subarray(cut)), 50);
+        },
+      ],
+    );
+    cleanup.push(async () => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const { events } = start(client);
+    await until("the event", () => events.length > 0);
+    expect(events).toEqual([`ADDED ${name}`]);
+  });
+
+  it("waits before listing again after 410 Gone, longer each time it repeats", async () => {
+    const gone = (res: http.ServerResponse): void =>
+      event(res, "ERROR", { kind: "Status", code: 410, reason: "Expired", message: "too old" });
+    const { server, client } = await scriptedServer(
+      [[obj("a", "1")], [obj("a", "1")], [obj("a", "1")], [obj("a", "1")]],
+      [gone, gone, gone, (res) => void res],
+    );
+    const listedAt: number[] = [];
+    server.on("request", (req: http.IncomingMessage) => {
+      if (!req.url?.includes("watch=true")) listedAt.push(Date.now());
+    });
+    cleanup.push(async () => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const { inf } = start(client, { backoffBaseMs: 200, backoffMaxMs: 2000 });
+    await until("the fourth list", () => listedAt.length >= 4, 10_000);
+    const gaps = listedAt.slice(1).map((t, i) => t - (listedAt[i] ?? t));
+    // Jittered into the upper half of 200, 400, 800 ms.
+    expect(gaps[0]).toBeGreaterThanOrEqual(100);
+    expect(gaps[1]).toBeGreaterThanOrEqual(200);
+    expect(gaps[2]).toBeGreaterThanOrEqual(400);
+    expect(inf.stats.relists).toBe(3);
   });
 });

@@ -1,7 +1,9 @@
 // List, then watch from the list's resourceVersion; on any failure, start
-// again with backoff; on 410 Gone, list again. Each watch asks the server to
-// end it after a jittered timeout, and a socket that stays silent past that is
-// torn down, so a stream that died without a FIN is noticed. Only keys and
+// again with backoff; on 410 Gone, list again, after a short backoff too (a
+// relist of every object, from every informer an apiserver restart left
+// behind at once, is what that apiserver least needs). Each watch asks the
+// server to end it after a jittered timeout, and the client ends a stream
+// still open past that, so a stream that died without a FIN is noticed. Only keys and
 // resourceVersions are kept: the handlers get each object once and keep what
 // they need.
 
@@ -10,6 +12,7 @@ import type { KubeClient } from "./client.js";
 import { isExpired } from "./errors.js";
 import { keyOf, type Watched } from "./object-key.js";
 import { listPages } from "./pager.js";
+import { utf8Lines } from "./watch-lines.js";
 
 export type EventType = "ADDED" | "MODIFIED" | "DELETED";
 
@@ -23,7 +26,7 @@ export interface InformerOptions {
   log: Logger;
   /** Server-side watch timeout before jitter (default 300 s; each watch gets 1 to 1.2 times it). */
   watchTimeoutSeconds?: number;
-  /** Silence past the watch timeout after which the stream is given up (default 30 s). */
+  /** How long past the watch timeout the client waits for the server to end a watch (default 30 s). */
   idleGraceMs?: number;
   pageSize?: number;
   /** Restart backoff: doubling from `baseMs` to `maxMs` (default 500 ms to 30 s), with jitter. */
@@ -67,7 +70,7 @@ export class Informer {
   private running: Promise<void> | undefined;
   private syncWaiters: (() => void)[] = [];
   /** Counters a test or the logs can read: watches opened, lists made, restarts after failure. */
-  readonly stats = { watches: 0, lists: 0, failures: 0 };
+  readonly stats = { watches: 0, lists: 0, failures: 0, relists: 0 };
 
   constructor(private readonly opts: InformerOptions) {}
 
@@ -97,6 +100,11 @@ export class Informer {
     const { log, name } = this.opts;
     const signal = this.stopping.signal;
     let failures = 0;
+    let gones = 0;
+    const base = this.opts.backoffBaseMs ?? 500;
+    const max = this.opts.backoffMaxMs ?? 30_000;
+    const jittered = (n: number): number =>
+      Math.min(max, base * 2 ** Math.min(n - 1, 20)) * (0.5 + Math.random() / 2);
     while (!signal.aborted) {
       try {
         if (!this.rv) await this.list();
@@ -105,18 +113,24 @@ export class Informer {
         // with nothing in it is a failure, or we would spin.
         if (events < 0) throw new Error("the watch ended at once");
         failures = 0;
+        gones = 0;
       } catch (err) {
         if (signal.aborted) break;
         if (err instanceof GoneError || isExpired(err)) {
-          log.info({ informer: name }, "resource version expired: listing again");
+          gones++;
+          this.stats.relists++;
+          const delay = jittered(gones);
+          log.info(
+            { informer: name, retryInMs: Math.round(delay) },
+            "resource version expired: listing again",
+          );
           this.rv = "";
+          await sleep(delay, signal);
           continue;
         }
         failures++;
         this.stats.failures++;
-        const base = this.opts.backoffBaseMs ?? 500;
-        const max = this.opts.backoffMaxMs ?? 30_000;
-        const delay = Math.min(max, base * 2 ** Math.min(failures - 1, 20)) * (0.5 + Math.random() / 2);
+        const delay = jittered(failures);
         log.warn(
           { informer: name, err: (err as Error).message, retryInMs: Math.round(delay) },
           "watch failed",
@@ -178,21 +192,14 @@ export class Informer {
     const res = await client.stream(path, {
       query: { watch: true, resourceVersion: this.rv, allowWatchBookmarks: true, timeoutSeconds },
       signal: this.stopping.signal,
-      // The socket's idle timeout is the client-side check for a silent stream.
+      // The whole stream's deadline: the client-side check for a stream that died silently.
       timeoutMs: timeoutSeconds * 1000 + idleGraceMs,
     });
     this.stats.watches++;
     let events = 0;
-    let buf = "";
-    for await (const chunk of res) {
-      buf += (chunk as Buffer).toString("utf8");
-      for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
-        const line = buf.slice(0, nl).trim();
-        buf = buf.slice(nl + 1);
-        if (!line) continue;
-        this.handle(JSON.parse(line) as WatchEvent);
-        events++;
-      }
+    for await (const line of utf8Lines(res)) {
+      this.handle(JSON.parse(line) as WatchEvent);
+      events++;
     }
     return events === 0 && Date.now() - started < 1000 ? -1 : events;
   }

@@ -9,6 +9,7 @@ import type https from "node:https";
 import net from "node:net";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
+import { parseProxyUrl } from "./proxy-tunnel.js";
 import { SERVICE_ACCOUNT_DIR } from "./service-account.js";
 
 /** TLS material for the agent, fixed for the life of the process. */
@@ -33,6 +34,8 @@ export interface ClusterAccess {
   /** The apiserver's URL, without a trailing slash. */
   readonly server: string;
   readonly tls: TlsMaterial;
+  /** The cluster's `proxy-url`: an http:// proxy every connection tunnels through (CONNECT). */
+  readonly proxyUrl?: URL;
   /** The kubeconfig user's own `token`, if it has one. */
   readonly token?: string;
   /** Read per request: token files and exec plugins rotate. */
@@ -257,10 +260,13 @@ export function accessFromContext(
     rejectUnauthorized: cluster.fields["insecure-skip-tls-verify"] !== true,
   };
   const token = u ? str(u.fields, "token") : undefined;
+  const proxy = str(cluster.fields, "proxy-url");
+  const proxyUrl = proxy ? parseProxyUrl(proxy, `${cluster.file}: cluster "${cluster.name}"`) : undefined;
   return {
     source,
     server: server.replace(/\/+$/, ""),
     tls,
+    ...(proxyUrl ? { proxyUrl } : {}),
     ...(token ? { token } : {}),
     credentials: u ? userCredentials(u, server, opts) : () => Promise.resolve({ headers: {} }),
   };

@@ -76,13 +76,16 @@ function statusOf(err: unknown): number {
   return kubeStatus(err) ?? 0;
 }
 
-/** Retries what may pass (429, 5xx, a dropped connection) with backoff; throws anything else at once. */
+/**
+ * The client already retries each call within its deadline; this outer loop
+ * carries a run across a longer outage (an apiserver restart), by the same rule.
+ */
 async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await fn();
     } catch (err) {
-      if (classifyWriteFailure(statusOf(err)) !== "retry" || attempt >= MAX_ATTEMPTS) throw err;
+      if (classifyWriteFailure(err) !== "retry" || attempt >= MAX_ATTEMPTS) throw err;
       await sleep(Math.min(5000, 100 * 2 ** attempt));
     }
   }
@@ -210,7 +213,7 @@ async function rewriteAll(
         report();
         return;
       } catch (err) {
-        const why = classifyWriteFailure(statusOf(err));
+        const why = classifyWriteFailure(err);
         if (why === "gone") {
           gone++;
           return;

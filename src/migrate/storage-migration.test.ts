@@ -1,6 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { buildCrd } from "../api/crd.js";
+import { KubeError } from "../kube/kube-error.js";
+import { DeadlineExceeded } from "../kube/retry.js";
 import {
   classifyWriteFailure,
   dryRunLine,
@@ -96,10 +98,17 @@ describe("storageVersionHash", () => {
 });
 
 describe("classifyWriteFailure", () => {
+  const reset = Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+  it.each([
+    [reset, "retry"],
+    [new DeadlineExceeded("no complete answer"), "retry"],
+    [new Error("a bug, not the network"), "fatal"],
+  ] as const)("%s → %s", (err, want) => {
+    expect(classifyWriteFailure(err)).toBe(want);
+  });
   it.each([
     [409, "reread"],
     [404, "gone"],
-    [0, "retry"],
     [429, "retry"],
     [500, "retry"],
     [503, "retry"],
@@ -108,7 +117,7 @@ describe("classifyWriteFailure", () => {
     [403, "fatal"],
     [422, "fatal"],
   ] as const)("%i → %s", (status, want) => {
-    expect(classifyWriteFailure(status)).toBe(want);
+    expect(classifyWriteFailure(new KubeError(status, "", `${status}`))).toBe(want);
   });
 });
 

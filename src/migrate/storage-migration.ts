@@ -3,6 +3,8 @@
 // the status update) is in migrator.ts.
 
 import { createHash } from "node:crypto";
+import { kubeStatus } from "../kube/kube-error.js";
+import { isTransient } from "../kube/retry.js";
 
 /** The parts of a CustomResourceDefinition that migration reads. */
 export interface CrdStorageView {
@@ -96,14 +98,15 @@ export type WriteFailure = "reread" | "gone" | "retry" | "fatal";
 /**
  * 409: someone wrote the object since we read it; re-read and write again.
  * 404: it was deleted meanwhile; nothing is stored, nothing to migrate.
- * 429, 5xx and dropped connections pass; anything else (a webhook's denial,
- * a forbidden write) will not pass by retrying.
+ * What the client's one rule calls transient (429, 5xx, a cut connection, a
+ * deadline) may pass; anything else (a webhook's denial, a forbidden write)
+ * will not pass by retrying.
  */
-export function classifyWriteFailure(status: number): WriteFailure {
+export function classifyWriteFailure(err: unknown): WriteFailure {
+  const status = kubeStatus(err);
   if (status === 409) return "reread";
   if (status === 404) return "gone";
-  if (status === 0 || status === 429 || status >= 500) return "retry";
-  return "fatal";
+  return isTransient(err) ? "retry" : "fatal";
 }
 
 export interface Tally {

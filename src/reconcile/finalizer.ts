@@ -34,19 +34,23 @@ export function releasePatch(route: EdgeRouteV2, reason?: string): object[] | un
   return ops;
 }
 
-/** Removes the finalizer; a stale read fails the precondition and the caller retries. */
+/**
+ * Removes the finalizer; a stale read fails the precondition and the caller
+ * retries. `path` names the route in the version it was read in (default v2).
+ */
 export async function releaseFinalizer(
   kube: KubeClient,
   route: EdgeRouteV2,
   reason?: string,
+  path: string = edgeRoutePath(route.metadata.namespace ?? "", route.metadata.name ?? ""),
 ): Promise<boolean> {
   const patch = releasePatch(route, reason);
   if (!patch) return false;
-  const after = await kube.json<EdgeRouteV2>(
-    "PATCH",
-    edgeRoutePath(route.metadata.namespace ?? "", route.metadata.name ?? ""),
-    { body: patch, contentType: "application/json-patch+json", timeoutMs: 15_000 },
-  );
+  const after = await kube.json<EdgeRouteV2>("PATCH", path, {
+    body: patch,
+    contentType: "application/json-patch+json",
+    timeoutMs: 15_000,
+  });
   // A mutating webhook could have put it back in the same write: say so, never "released".
   if (after.metadata?.finalizers?.includes(FINALIZER)) {
     throw new Error(

@@ -48,6 +48,8 @@ export function tokenReviewAuth(
     const tr = await kube.json<TokenReview>("POST", "/apis/authentication.k8s.io/v1/tokenreviews", {
       body: { apiVersion: "authentication.k8s.io/v1", kind: "TokenReview", spec: { token } },
       timeoutMs: 10_000,
+      // A review stores nothing: sending it twice is safe.
+      retry: true,
     });
     const user = tr.status?.user;
     if (!tr.status?.authenticated || !user?.username) {
@@ -73,6 +75,7 @@ export function tokenReviewAuth(
           },
         },
         timeoutMs: 10_000,
+        retry: true,
       },
     );
     if (!sar.status?.allowed) {

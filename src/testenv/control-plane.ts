@@ -13,7 +13,7 @@ import { stringify as toYaml } from "yaml";
 import { kubeClient, type KubeClient } from "../kube/client.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { createCa, issueCertificate, type KeyPair } from "../certs/pki.js";
-import { freePort, run, supervise, waitFor, type RunResult, type Supervised } from "./process.js";
+import { freePort, run, sleep, supervise, waitFor, type RunResult, type Supervised } from "./process.js";
 import { ensureTestbin } from "./testbin.js";
 
 export type { RunResult } from "./process.js";
@@ -30,6 +30,8 @@ export interface ControlPlane {
   readonly dir: string;
   /** Seconds from starting etcd to the apiserver answering /readyz. */
   readonly startSeconds: number;
+  /** The apiserver's serving certificate and key (PEM files), for a test proxy that must pass for it. */
+  readonly servingCertFiles: { readonly cert: string; readonly key: string };
   /** client-node's KubeConfig, for tests that use its generated clients. */
   kubeConfig(): KubeConfig;
   /** The product's own client, built from the admin kubeconfig as serve and watch build theirs. */
@@ -46,6 +48,15 @@ export interface ControlPlane {
   restrictedKubeconfig(name: string, rules: V1PolicyRule[], namespace?: string): Promise<string>;
   /** The apiserver's and etcd's recent output, for failure messages. */
   logs(): string;
+  /**
+   * Stops etcd or kube-apiserver (SIGTERM, or SIGKILL with `kill`), keeps it
+   * down `downMs`, and starts it again on the same ports and data; resolves
+   * once the apiserver answers /readyz again, with how long that took.
+   */
+  restart(
+    component: "etcd" | "kube-apiserver",
+    opts?: { kill?: boolean; downMs?: number },
+  ): Promise<{ seconds: number }>;
   stop(): Promise<void>;
 }
 
@@ -151,71 +162,79 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
     const etcdEndpoint = `http://127.0.0.1:${etcdPort}`;
     const peer = `http://127.0.0.1:${peerPort}`;
-    const etcd = supervise(
-      "etcd",
-      path.join(bin, "etcd"),
-      [
-        `--data-dir=${path.join(dir, "etcd")}`,
-        `--listen-client-urls=${etcdEndpoint}`,
-        `--advertise-client-urls=${etcdEndpoint}`,
-        `--listen-peer-urls=${peer}`,
-        `--initial-advertise-peer-urls=${peer}`,
-        `--initial-cluster=default=${peer}`,
-        "--unsafe-no-fsync=true",
-        "--log-level=warn",
-        "--quota-backend-bytes=8589934592",
-      ],
-      { logFile: path.join(dir, "etcd.log") },
-    );
+    const startEtcd = (): Supervised =>
+      supervise(
+        "etcd",
+        path.join(bin, "etcd"),
+        [
+          `--data-dir=${path.join(dir, "etcd")}`,
+          `--listen-client-urls=${etcdEndpoint}`,
+          `--advertise-client-urls=${etcdEndpoint}`,
+          `--listen-peer-urls=${peer}`,
+          `--initial-advertise-peer-urls=${peer}`,
+          `--initial-cluster=default=${peer}`,
+          "--unsafe-no-fsync=true",
+          "--log-level=warn",
+          "--quota-backend-bytes=8589934592",
+        ],
+        { logFile: path.join(dir, "etcd.log") },
+      );
+    let etcd = startEtcd();
     procs.push(etcd);
 
     const server = `https://127.0.0.1:${apiPort}`;
-    const apiserver = supervise(
-      "kube-apiserver",
-      path.join(bin, "kube-apiserver"),
-      [
-        `--etcd-servers=${etcdEndpoint}`,
-        `--cert-dir=${certDir}`,
-        `--tls-cert-file=${files.tlsCert}`,
-        `--tls-private-key-file=${files.tlsKey}`,
-        `--secure-port=${apiPort}`,
-        "--bind-address=127.0.0.1",
-        "--advertise-address=127.0.0.1",
-        "--service-cluster-ip-range=10.0.0.0/24",
-        "--allow-privileged=true",
-        "--disable-admission-plugins=ServiceAccount",
-        "--authorization-mode=RBAC",
-        `--client-ca-file=${files.clientCa}`,
-        `--service-account-issuer=${server}/`,
-        `--service-account-key-file=${files.saPub}`,
-        `--service-account-signing-key-file=${files.saKey}`,
-        "--endpoint-reconciler-type=none",
-        "--v=0",
-        ...(opts.apiserverArgs ?? []),
-      ],
-      { logFile: path.join(dir, "kube-apiserver.log") },
-    );
+    const startApiserver = (): Supervised =>
+      supervise(
+        "kube-apiserver",
+        path.join(bin, "kube-apiserver"),
+        [
+          `--etcd-servers=${etcdEndpoint}`,
+          `--cert-dir=${certDir}`,
+          `--tls-cert-file=${files.tlsCert}`,
+          `--tls-private-key-file=${files.tlsKey}`,
+          `--secure-port=${apiPort}`,
+          "--bind-address=127.0.0.1",
+          "--advertise-address=127.0.0.1",
+          "--service-cluster-ip-range=10.0.0.0/24",
+          "--allow-privileged=true",
+          "--disable-admission-plugins=ServiceAccount",
+          "--authorization-mode=RBAC",
+          `--client-ca-file=${files.clientCa}`,
+          `--service-account-issuer=${server}/`,
+          `--service-account-key-file=${files.saPub}`,
+          `--service-account-signing-key-file=${files.saKey}`,
+          "--endpoint-reconciler-type=none",
+          "--v=0",
+          ...(opts.apiserverArgs ?? []),
+        ],
+        { logFile: path.join(dir, "kube-apiserver.log") },
+      );
+    let apiserver = startApiserver();
     procs.push(apiserver);
 
-    const failed = Promise.race([
-      etcd.exited.then((c) => `etcd exited with code ${c}`),
-      apiserver.exited.then((c) => `kube-apiserver exited with code ${c}`),
-    ]);
-    let early: string | undefined;
-    void failed.then((why) => (early = why));
-    await waitFor(
-      "kube-apiserver /readyz",
-      async () => {
-        if (early) throw new Error(early);
-        return (await getReadyz(server, servingCa.cert, admin)) ? true : undefined;
-      },
-      120_000,
-      100,
-    ).catch((e: Error) => {
-      throw new Error(
-        `${e.message}\n--- kube-apiserver ---\n${apiserver.output().slice(-4000)}\n--- etcd ---\n${etcd.output().slice(-2000)}`,
-      );
-    });
+    /** Until the apiserver answers /readyz, or fails with its and etcd's last words if either exits. */
+    const waitReady = async (): Promise<void> => {
+      const failed = Promise.race([
+        etcd.exited.then((c) => `etcd exited with code ${c}`),
+        apiserver.exited.then((c) => `kube-apiserver exited with code ${c}`),
+      ]);
+      let early: string | undefined;
+      void failed.then((why) => (early = why));
+      await waitFor(
+        "kube-apiserver /readyz",
+        async () => {
+          if (early) throw new Error(early);
+          return (await getReadyz(server, servingCa.cert, admin)) ? true : undefined;
+        },
+        120_000,
+        100,
+      ).catch((e: Error) => {
+        throw new Error(
+          `${e.message}\n--- kube-apiserver ---\n${apiserver.output().slice(-4000)}\n--- etcd ---\n${etcd.output().slice(-2000)}`,
+        );
+      });
+    };
+    await waitReady();
     const startSeconds = Number(process.hrtime.bigint() - started) / 1e9;
 
     const kubeconfig = path.join(dir, "admin.kubeconfig");
@@ -237,6 +256,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       etcdEndpoint,
       dir,
       startSeconds,
+      servingCertFiles: { cert: files.tlsCert, key: files.tlsKey },
       kubeConfig() {
         const kc = new KubeConfig();
         kc.loadFromFile(kubeconfig);
@@ -284,6 +304,18 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       },
       logs() {
         return `--- kube-apiserver ---\n${apiserver.output().slice(-8000)}\n--- etcd ---\n${etcd.output().slice(-4000)}`;
+      },
+      async restart(component, o = {}) {
+        const began = process.hrtime.bigint();
+        const old = component === "etcd" ? etcd : apiserver;
+        await (o.kill ? old.kill() : old.stop());
+        await sleep(o.downMs ?? 0);
+        const fresh = component === "etcd" ? startEtcd() : startApiserver();
+        procs[procs.indexOf(old)] = fresh;
+        if (component === "etcd") etcd = fresh;
+        else apiserver = fresh;
+        await waitReady();
+        return { seconds: Number(process.hrtime.bigint() - began) / 1e9 };
       },
       async stop() {
         await stopAll();

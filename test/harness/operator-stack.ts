@@ -42,6 +42,8 @@ export interface OperatorStack {
 }
 
 export interface StackOptions {
+  /** The kubeconfig serve and watch use (default: the admin's, straight to the apiserver). */
+  kubeconfig?: string;
   serveArgs?: string[];
   /** Extra environment for the server process (for example NODE_OPTIONS). */
   serveEnv?: Record<string, string>;
@@ -134,7 +136,13 @@ export async function watcherIdentity(
 export async function startOperatorStack(cp: ControlPlane, opts: StackOptions = {}): Promise<OperatorStack> {
   const dir = mkdtempSync(path.join(os.tmpdir(), "edge-stack-"));
   const serve = await startServe({
-    args: ["--kubeconfig", cp.kubeconfig, "--dataplane", "memory", ...(opts.serveArgs ?? [])],
+    args: [
+      "--kubeconfig",
+      opts.kubeconfig ?? cp.kubeconfig,
+      "--dataplane",
+      "memory",
+      ...(opts.serveArgs ?? []),
+    ],
     env: opts.serveEnv,
   });
   const watchers: Supervised[] = [];
@@ -149,7 +157,7 @@ export async function startOperatorStack(cp: ControlPlane, opts: StackOptions = 
         "--reconcile-url",
         `${serve.url}/reconcile`,
         "--kubeconfig",
-        cp.kubeconfig,
+        opts.kubeconfig ?? cp.kubeconfig,
         "--token-file",
         tokenFile,
         "--reconcile-ca",

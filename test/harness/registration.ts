@@ -32,6 +32,38 @@ export interface RegistrationOptions {
   namespaceSelector?: LabelSelector;
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
+  /**
+   * The operator's own users (its server's ServiceAccount, as
+   * `system:serviceaccount:NS:NAME`): their updates that leave the spec as it
+   * was (finalizer release, its annotation) skip both webhooks, so that a
+   * finalizer can be released while the server is down.
+   */
+  operatorUsers?: readonly string[];
+}
+
+export interface MatchCondition {
+  name: string;
+  expression: string;
+}
+
+export const OPERATOR_METADATA_UPDATE_CONDITION = "not-the-operators-own-metadata-update";
+
+/**
+ * The webhook is called unless the request is an UPDATE by one of `users` that
+ * leaves the spec unchanged. Admission has nothing to say about such an
+ * update (mutate acts on create and on the spec; validate checks the spec),
+ * and with failurePolicy Fail and the server down, calling it would hold
+ * every finalizer for as long as the server is down.
+ */
+export function operatorMatchConditions(users: readonly string[]): MatchCondition[] {
+  if (users.length === 0) return [];
+  const list = users.map((u) => `'${u.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`).join(", ");
+  return [
+    {
+      name: OPERATOR_METADATA_UPDATE_CONDITION,
+      expression: `!(request.operation == 'UPDATE' && request.userInfo.username in [${list}] && object.spec == oldObject.spec)`,
+    },
+  ];
 }
 
 export interface ClientConfig {
@@ -58,6 +90,7 @@ export interface Webhook {
   timeoutSeconds: number;
   admissionReviewVersions: string[];
   namespaceSelector?: LabelSelector;
+  matchConditions?: MatchCondition[];
   reinvocationPolicy?: "IfNeeded";
 }
 
@@ -98,6 +131,7 @@ function webhook(name: string, path: "/mutate" | "/validate", opts: Registration
     timeoutSeconds: 5,
     admissionReviewVersions: ["v1"],
     ...(opts.namespaceSelector ? { namespaceSelector: opts.namespaceSelector } : {}),
+    ...(opts.operatorUsers?.length ? { matchConditions: operatorMatchConditions(opts.operatorUsers) } : {}),
   };
 }
 

@@ -265,6 +265,7 @@ describe("the rendered objects equal what the TypeScript builders make", () => {
     const opts = {
       client,
       name: FULLNAME,
+      operatorUsers: [`system:serviceaccount:${NS}:${FULLNAME}-server`],
       namespaceSelector: {
         matchExpressions: [
           { key: "kubernetes.io/metadata.name", operator: "NotIn" as const, values: ["kube-system", NS] },

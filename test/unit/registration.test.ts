@@ -51,4 +51,22 @@ describe("webhook registration", () => {
       sideEffects: "None",
     });
   });
+
+  it("lets the operator's own spec-preserving updates skip both webhooks, and only those", () => {
+    const operatorUsers = ["system:serviceaccount:edge-system:edge-server"];
+    const client = { url: "https://127.0.0.1:9443", caBundle: "Q0E=" };
+    for (const config of [
+      mutatingWebhookConfiguration({ client, operatorUsers }),
+      validatingWebhookConfiguration({ client, operatorUsers }),
+    ]) {
+      expect(config.webhooks[0]?.matchConditions).toEqual([
+        {
+          name: "not-the-operators-own-metadata-update",
+          expression:
+            "!(request.operation == 'UPDATE' && request.userInfo.username in ['system:serviceaccount:edge-system:edge-server'] && object.spec == oldObject.spec)",
+        },
+      ]);
+    }
+    expect(validatingWebhookConfiguration({ client }).webhooks[0]?.matchConditions).toBeUndefined();
+  });
 });
