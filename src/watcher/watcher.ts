@@ -11,6 +11,7 @@ import type { KubeClient } from "../kube/client.js";
 import { SNAPSHOT_KEY } from "./keys.js";
 import { LeaderElector } from "./lease.js";
 import { createQueueMetrics } from "./queue-metrics.js";
+import { routeFingerprint } from "./route-fingerprint.js";
 import type { ReconcileClient } from "./reconcile-client.js";
 import {
   ServiceIndex,
@@ -77,21 +78,6 @@ function watcherMetrics(registry: Registry): WatcherMetrics {
       registers,
     }),
   };
-}
-
-/**
- * What of a route, beyond its status, calls for a reconcile: a status-only
- * write (the reconciler's own) changes none of it, so it does not come back
- * as work.
- */
-function routeFingerprint(obj: Watched): string {
-  const m = (obj.metadata ?? {}) as {
-    generation?: unknown;
-    deletionTimestamp?: unknown;
-    finalizers?: unknown;
-  };
-  const fin = Array.isArray(m.finalizers) ? m.finalizers.join(",") : "";
-  return `${String(m.generation ?? "")}|${m.deletionTimestamp ? "del" : ""}|${fin}`;
 }
 
 export function startWatcher(opts: WatcherOptions): RunningWatcher {
