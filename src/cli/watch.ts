@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { X509Certificate, randomBytes } from "node:crypto";
 import { existsSync, readFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -10,6 +10,7 @@ import { logger } from "../server/logger.js";
 import { registry } from "../server/metrics.js";
 import { kubeClient } from "../kube/client.js";
 import { reconcileClient, tokenSource } from "../watcher/reconcile-client.js";
+import { ReloadingFile } from "../watcher/reloading-file.js";
 import { startWatcher, type RunningWatcher } from "../watcher/watcher.js";
 import { UsageError, type Command } from "./command.js";
 import { parseDuration } from "./duration-flag.js";
@@ -27,6 +28,7 @@ Options:
   --token-file FILE           bearer token for /reconcile (default: the service
                               account token if mounted, else the kubeconfig user's)
   --reconcile-ca FILE         PEM CA bundle to verify /reconcile's certificate
+                              (followed as it changes, as is --token-file)
   --lease-namespace NS        namespace of the Lease (default: the pod's, else default)
   --lease-name NAME           name of the Lease (default edge-operator-watcher)
   --lease-duration DURATION   how long a silent leader keeps the lease (default 15s)
@@ -39,7 +41,11 @@ Options:
                               build (default 200ms)
   --snapshot-max-hold-off DURATION  longest a build waits under steady churn (default 1s)
   --watch-timeout DURATION    server-side watch timeout, jittered (default 5m)
-  --metrics-listen HOST:PORT  plain-HTTP /metrics and /healthz (default: off)
+  --metrics-listen HOST:PORT  plain-HTTP /metrics, /healthz (liveness) and
+                              /readyz (caches synced) (default: off)
+  --unhealthy-after DURATION  /healthz fails once 5 or more calls in a row to
+                              /reconcile got no reply (refused, TLS, timeout)
+                              for this long; any reply ends the run (default 2m)
   -h, --help                  this text
 
 Durations: 300ms, 15s, 5m, 1h, 1m30s.
@@ -65,6 +71,7 @@ export interface WatchOptions {
   snapshotMaxHoldOffMs: number;
   watchTimeoutSeconds: number;
   metricsListen?: string;
+  unhealthyAfterMs: number;
 }
 
 function positive(flag: string, text: string, integer: boolean): number {
@@ -107,6 +114,7 @@ export function parseWatchArgs(argv: string[]): WatchOptions | "help" {
       "snapshot-max-hold-off": { type: "string", default: "1s" },
       "watch-timeout": { type: "string", default: "5m" },
       "metrics-listen": { type: "string" },
+      "unhealthy-after": { type: "string", default: "2m" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -136,6 +144,8 @@ export function parseWatchArgs(argv: string[]): WatchOptions | "help" {
       );
     }
   }
+  const unhealthyAfterMs = parseDuration("--unhealthy-after", values["unhealthy-after"]);
+  if (unhealthyAfterMs < 1000) throw new UsageError("--unhealthy-after: must be at least 1s");
   const identity = values.identity ?? `${os.hostname()}_${randomBytes(4).toString("hex")}`;
   if (!identity.trim()) throw new UsageError("--identity: must not be empty");
   return {
@@ -156,6 +166,7 @@ export function parseWatchArgs(argv: string[]): WatchOptions | "help" {
     snapshotMaxHoldOffMs: parseDuration("--snapshot-max-hold-off", values["snapshot-max-hold-off"]),
     watchTimeoutSeconds: Math.round(watchTimeoutMs / 1000),
     ...(values["metrics-listen"] ? { metricsListen: values["metrics-listen"] } : {}),
+    unhealthyAfterMs,
   };
 }
 
@@ -168,6 +179,31 @@ function readFileOr(flag: string, file: string): string {
     );
   }
 }
+
+/** Why a CA bundle cannot be used, or undefined: every certificate in it must parse (a file caught half-written does not). */
+export function caBundleProblem(text: string): string | undefined {
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) return "holds no PEM certificate";
+  for (const [i, block] of blocks.entries()) {
+    try {
+      new X509Certificate(block);
+    } catch (err) {
+      return `certificate ${i + 1} does not parse: ${(err as Error).message}`;
+    }
+  }
+  return undefined;
+}
+
+const logReload =
+  (what: string) =>
+  (e: { path: string; taken: boolean; reason?: string }): void => {
+    if (e.taken) logger.info({ file: e.path }, `${what} changed: using it from the next call`);
+    else
+      logger.warn(
+        { file: e.path, reason: e.reason },
+        `${what} changed but cannot be used: keeping the last one`,
+      );
+  };
 
 export const watchCommand: Command = {
   name: "watch",
@@ -186,16 +222,22 @@ export const watchCommand: Command = {
       throw new UsageError(`--kubeconfig: ${(err as Error).message}`);
     }
     if (!kc) throw new UsageError("no cluster: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
-    if (opts.tokenFile) readFileOr("--token-file", opts.tokenFile);
-    const caPem = opts.reconcileCa ? readFileOr("--reconcile-ca", opts.reconcileCa) : undefined;
-    if (caPem !== undefined && !caPem.includes("-----BEGIN CERTIFICATE-----")) {
-      throw new UsageError(`--reconcile-ca: ${opts.reconcileCa} holds no PEM certificate`);
+    if (opts.tokenFile && !readFileOr("--token-file", opts.tokenFile).trim())
+      throw new UsageError(`--token-file: ${opts.tokenFile} is empty`);
+    let ca: ReloadingFile | undefined;
+    if (opts.reconcileCa) {
+      const problem = caBundleProblem(readFileOr("--reconcile-ca", opts.reconcileCa));
+      if (problem) throw new UsageError(`--reconcile-ca: ${opts.reconcileCa} ${problem}`);
+      ca = new ReloadingFile(opts.reconcileCa, {
+        check: caBundleProblem,
+        onChange: logReload("--reconcile-ca"),
+      });
     }
 
     const reconcile = reconcileClient({
       url: opts.reconcileUrl,
-      token: tokenSource(opts.tokenFile, kc.token),
-      ...(caPem ? { caPem } : {}),
+      token: tokenSource(opts.tokenFile, kc.token, logReload("token file")),
+      ...(ca ? { ca: () => ca.current() } : {}),
       maxSockets: opts.concurrency + 1,
     });
     // Listening first: a port in use fails the command before any watch starts.
@@ -210,15 +252,25 @@ export const watchCommand: Command = {
             (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
             (err: Error) => res.writeHead(500).end(err.message),
           );
-        } else if (path === "/healthz") {
+        } else if (path === "/healthz" || path === "/readyz") {
+          // Liveness: /reconcile reachable. Readiness: caches synced, leader or
+          // not, so a rollout waits for a replica that could take over warm.
+          const health = watcher?.health() ?? { healthy: true };
+          const synced = watcher?.synced() ?? false;
+          const ok = path === "/healthz" ? health.healthy : synced;
           const body = {
-            ok: true,
+            ok,
             leader: watcher?.isLeader() ?? false,
-            synced: watcher?.synced() ?? false,
+            synced,
             queueDepth: watcher?.queue.len() ?? 0,
             identity: opts.identity,
+            ...(health.healthy
+              ? {}
+              : {
+                  unhealthy: `${health.failures} calls in a row to /reconcile got no reply over ${Math.round(health.forMs / 1000)} s; last: ${health.lastError}`,
+                }),
           };
-          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+          res.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
         } else {
           res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
         }
@@ -243,6 +295,7 @@ export const watchCommand: Command = {
         snapshotMaxHoldOffMs: opts.snapshotMaxHoldOffMs,
       },
       resyncMs: opts.resyncMs,
+      health: { windowMs: opts.unhealthyAfterMs },
       watchTimeoutSeconds: opts.watchTimeoutSeconds,
       ...(opts.leaderElect
         ? {

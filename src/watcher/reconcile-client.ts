@@ -1,11 +1,15 @@
 // The call to POST /reconcile: `{ key }` with the watcher's bearer token,
 // over TLS verified against the given CA. The reply is parsed strictly; any
 // other status, a malformed reply or a network error is a failure the queue
-// retries with backoff.
+// retries with backoff. A failure with no reply at all says so (`unreachable`):
+// the watcher's liveness counts those, not a server's error answers. The CA and
+// the token are asked for on every call, so a rotated CA or token file is used
+// from the next call on.
 
-import { readFileSync, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
+import { ReloadingFile } from "./reloading-file.js";
 
 /** The in-cluster service account token. */
 export const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
@@ -13,7 +17,7 @@ export const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceacco
 export type ReconcileOutcome =
   | { kind: "done"; did: string[]; enqueue: string[] }
   | { kind: "requeue"; afterMs: number | undefined; did: string[]; enqueue: string[] }
-  | { kind: "failed"; reason: string };
+  | { kind: "failed"; reason: string; unreachable?: true };
 
 function isStringArray(v: unknown): v is string[] {
   return Array.isArray(v) && v.every((x) => typeof x === "string");
@@ -51,8 +55,8 @@ export interface ReconcileClientOptions {
   url: string;
   /** Re-read now and then: projected service account tokens rotate. */
   token: () => string | undefined;
-  /** PEM bundle to verify the server against; the system's roots when absent. */
-  caPem?: string;
+  /** PEM bundle to verify the server against, as of now; the system's roots when absent. */
+  ca?: () => string;
   /** Whole-call timeout (default 120 s: a snapshot of many routes takes time). */
   timeoutMs?: number;
   /** Connections kept open to the endpoint. */
@@ -69,14 +73,30 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
   const secure = url.protocol === "https:";
   if (!secure && url.protocol !== "http:")
     throw new Error(`--reconcile-url must be http(s), got ${url.protocol}`);
-  const agent = secure
-    ? new https.Agent({
-        keepAlive: true,
-        maxSockets: opts.maxSockets ?? 8,
-        ...(opts.caPem ? { ca: opts.caPem } : {}),
-      })
-    : new http.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 8 });
+  const maxSockets = opts.maxSockets ?? 8;
   const timeoutMs = opts.timeoutMs ?? 120_000;
+  const newAgent = (ca: string | undefined): http.Agent =>
+    secure
+      ? new https.Agent({ keepAlive: true, maxSockets, ...(ca ? { ca } : {}) })
+      : new http.Agent({ keepAlive: true, maxSockets });
+  let agentCa = opts.ca?.();
+  let agent = newAgent(agentCa);
+  // Agents made for an older CA: their calls in flight may finish (a call lasts
+  // at most timeoutMs), then they go.
+  const retired = new Set<http.Agent>();
+  const currentAgent = (): http.Agent => {
+    const ca = opts.ca?.();
+    if (!secure || ca === agentCa) return agent;
+    const old = agent;
+    retired.add(old);
+    setTimeout(() => {
+      old.destroy();
+      retired.delete(old);
+    }, timeoutMs + 1000).unref();
+    agentCa = ca;
+    agent = newAgent(ca);
+    return agent;
+  };
 
   return {
     reconcile(key, signal) {
@@ -90,11 +110,12 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
         };
         const req = (secure ? https : http).request(
           url,
-          { method: "POST", agent, headers, signal },
+          { method: "POST", agent: currentAgent(), headers, signal },
           (res) => {
             const chunks: Buffer[] = [];
             res.on("data", (c: Buffer) => chunks.push(c));
-            res.on("error", (err) => resolve({ kind: "failed", reason: err.message }));
+            // The reply was cut off: as good as none.
+            res.on("error", (err) => resolve({ kind: "failed", reason: err.message, unreachable: true }));
             res.on("end", () => {
               const text = Buffer.concat(chunks).toString("utf8");
               if (res.statusCode !== 200) {
@@ -106,38 +127,40 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
           },
         );
         req.setTimeout(timeoutMs, () => req.destroy(new Error(`no reply in ${timeoutMs} ms`)));
-        req.on("error", (err) => resolve({ kind: "failed", reason: err.message }));
+        req.on("error", (err) =>
+          resolve(
+            err.name === "AbortError"
+              ? { kind: "failed", reason: err.message }
+              : { kind: "failed", reason: err.message, unreachable: true },
+          ),
+        );
         req.end(body);
       });
     },
     close() {
       agent.destroy();
+      for (const a of retired) a.destroy();
+      retired.clear();
     },
   };
 }
 
 /**
  * Where the bearer token comes from: --token-file, else the in-cluster
- * service account token, else the kubeconfig user's token. The file is read
- * again at most once a minute.
+ * service account token, else the kubeconfig user's token. A file is followed
+ * as it rotates (read again at most once a second; a failed read or an empty
+ * file keeps the last token).
  */
 export function tokenSource(
   file: string | undefined,
   kubeconfigToken: string | undefined,
+  onChange?: (event: { path: string; taken: boolean; reason?: string }) => void,
 ): () => string | undefined {
   const path = file ?? (existsSync(SERVICE_ACCOUNT_TOKEN) ? SERVICE_ACCOUNT_TOKEN : undefined);
   if (!path) return () => kubeconfigToken;
-  let cached = readFileSync(path, "utf8").trim();
-  let readAt = Date.now();
-  return () => {
-    if (Date.now() - readAt > 60_000) {
-      try {
-        cached = readFileSync(path, "utf8").trim();
-      } catch {
-        // keep the last token: a rotation in progress
-      }
-      readAt = Date.now();
-    }
-    return cached;
-  };
+  const token = new ReloadingFile(path, {
+    check: (text) => (text.trim() ? undefined : "the token file is empty"),
+    ...(onChange ? { onChange } : {}),
+  });
+  return () => token.current().trim();
 }

@@ -6,6 +6,7 @@
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { API_VERSION_V2, PLURAL } from "../api/types.js";
+import { CallHealth, type CallHealthOptions, type Health } from "./call-health.js";
 import { Informer, type EventType } from "./informer.js";
 import type { KubeClient } from "../kube/client.js";
 import { SNAPSHOT_KEY } from "./keys.js";
@@ -41,12 +42,17 @@ export interface WatcherOptions {
   watchTimeoutSeconds?: number;
   /** On a graceful stop, how long calls in flight may finish before they are cut (default 10 s). */
   drainMs?: number;
+  /** When calls that get no reply make this replica unhealthy. */
+  health?: CallHealthOptions;
 }
 
 export interface RunningWatcher {
   readonly queue: WorkQueue;
   isLeader(): boolean;
+  /** Every informer has listed once: the caches are warm (readiness, leader or not). */
   synced(): boolean;
+  /** Whether /reconcile has been reachable (liveness). */
+  health(): Health;
   stop(): Promise<void>;
 }
 
@@ -89,6 +95,7 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
   });
   const index = new ServiceIndex();
   const fingerprints = new Map<string, string>();
+  const reachability = new CallHealth(opts.health);
 
   const onRoute = (type: EventType, obj: Watched): void => {
     const key = keyOf(obj);
@@ -151,6 +158,8 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
       return;
     }
     metrics?.calls.inc({ lane, outcome: out.kind });
+    if (out.kind === "failed" && out.unreachable) reachability.unreachable(out.reason);
+    else reachability.replied();
     switch (out.kind) {
       case "done":
         queue.forget(key);
@@ -198,6 +207,7 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
     if (!w) return;
     work = undefined;
     metrics?.leader.set(0);
+    reachability.reset();
     w.taking.abort();
     if (drainMs <= 0) w.calls.abort();
     const all = Promise.all(w.workers);
@@ -232,6 +242,7 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
     queue,
     isLeader: () => work !== undefined,
     synced: () => informers.every((i) => i.hasSynced()),
+    health: () => reachability.health(),
     async stop() {
       clearInterval(resync);
       // Finish what is in flight before giving the lease up, so the successor
