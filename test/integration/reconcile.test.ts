@@ -260,7 +260,7 @@ describe("reconcile: the lab's lifecycle", () => {
   });
 
   it("programs an edit of a v1 object's v2-spec annotation alone, which moves no generation", async () => {
-    await apply(cp, service("cart"));
+    await apply(cp, service("checkout"), service("cart"));
     const twoRules = v2Route("annotated", { service: "checkout", path: "/a" });
     twoRules.spec.rules.push({
       matches: [{ path: { type: "PathPrefix", value: "/b" } }],
