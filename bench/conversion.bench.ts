@@ -19,11 +19,13 @@ import {
   handleConversionReview,
   REVIEW_API_VERSION,
   REVIEW_KIND,
-} from "../src/conversion/review.js";
-import { routeV1, routeV2 } from "../src/conversion/route-arbitraries.js";
+} from "../src/server/conversion-review.js";
+import { routeV1, routeV2 } from "../test/fixtures/route-arbitraries.js";
 import { createApp } from "../src/server/app.js";
 import { startHttpsServer } from "../src/server/https.js";
 import { MiB, type JsonRoute } from "../src/server/json-route.js";
+import { createLogger } from "../src/observability/logger.js";
+import { createRegistry, createServerMetrics } from "../src/observability/metrics.js";
 
 const N = 10_000;
 const RUNS = Number(process.env.RUNS ?? 15);
@@ -55,8 +57,15 @@ const floorRoute: JsonRoute = {
 async function server(): Promise<void> {
   const ca = createCa();
   const pair = issueCertificate(ca, { commonName: "127.0.0.1", ips: ["127.0.0.1"], usage: "server" });
-  const app = createApp({ routes: [conversionRoute(LIMIT), floorRoute], ready: () => true });
-  const running = await startHttpsServer(app, { host: "127.0.0.1", port: 0, tls: pair, drainMs: 100 });
+  const log = createLogger();
+  const metrics = createServerMetrics(createRegistry());
+  const app = createApp({
+    routes: [conversionRoute(LIMIT, metrics), floorRoute],
+    ready: () => true,
+    log,
+    metrics,
+  });
+  const running = await startHttpsServer(app, { host: "127.0.0.1", port: 0, tls: pair, drainMs: 100, log });
   process.send?.({ port: running.address.port, caPem: ca.cert } satisfies ServerReady);
   process.on("disconnect", () => void running.stop().then(() => process.exit(0)));
 }

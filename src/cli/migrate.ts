@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { CRD_NAME } from "../api/types.js";
 import { migrateStorage, type MigrateOptions } from "../migrate/migrator.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { kubeClient } from "../kube/client.js";
 import { UsageError, type Command } from "./command.js";
 import { parseDuration } from "./duration-flag.js";

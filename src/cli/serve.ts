@@ -1,14 +1,15 @@
 import { parseArgs } from "node:util";
 import { createApp } from "../server/app.js";
 import { parseListen, startHttpsServer } from "../server/https.js";
-import { logger } from "../server/logger.js";
+import type { Logger } from "../observability/logger.js";
+import { createRegistry, createServerMetrics, type ServerMetrics } from "../observability/metrics.js";
 import { MiB, type JsonRoute } from "../server/json-route.js";
-import { conversionRoute } from "../conversion/review.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
-import { admissionRoutes } from "../webhooks/admission-routes.js";
-import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "../certs/serve-tls.js";
+import { conversionRoute } from "../server/conversion-review.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { admissionRoutes } from "../server/admission-handlers.js";
+import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
-import { DATA_PLANES, reconcileRoutes, type DataPlaneKind } from "../reconcile/reconcile-setup.js";
+import { DATA_PLANES, reconcileRoutes, type DataPlaneKind } from "../server/reconcile-setup.js";
 import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
 
@@ -95,17 +96,25 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
 }
 
 /** The routes the server hosts; each module owns its handler. */
-export async function buildRoutes(opts: ServeOptions): Promise<JsonRoute[]> {
+export async function buildRoutes(
+  opts: ServeOptions,
+  log: Logger,
+  metrics: ServerMetrics,
+): Promise<JsonRoute[]> {
   const kc = loadKubeConfig(opts.kubeconfig);
   return [
-    conversionRoute(opts.convertBodyLimit),
-    ...admissionRoutes(kc),
-    ...(await reconcileRoutes(kc, {
-      dataPlane: opts.dataPlane,
-      configMapNamespace: opts.dataPlaneNamespace,
-      configMapName: opts.dataPlaneConfigMap,
-      deprogramTimeoutMs: opts.deprogramTimeoutMs,
-    })),
+    conversionRoute(opts.convertBodyLimit, metrics),
+    ...admissionRoutes(kc, { log, metrics }),
+    ...(await reconcileRoutes(
+      kc,
+      {
+        dataPlane: opts.dataPlane,
+        configMapNamespace: opts.dataPlaneNamespace,
+        configMapName: opts.dataPlaneConfigMap,
+        deprogramTimeoutMs: opts.deprogramTimeoutMs,
+      },
+      { log, registry: metrics.registry },
+    )),
   ];
 }
 
@@ -113,7 +122,7 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "the HTTPS service: /mutate, /validate, /convert, /reconcile",
   help,
-  async run(argv) {
+  async run(argv, logger) {
     const opts = parseServeArgs(argv);
     if (opts === "help") {
       process.stdout.write(help);
@@ -121,10 +130,11 @@ export const serveCommand: Command = {
     }
     const { host, port } = parseListen(opts.listen);
     let tlsLoaded = false;
-    const routes = await buildRoutes(opts);
-    const app = createApp({ routes, ready: () => tlsLoaded });
-    const tls = await serveTls(opts);
-    const running = await startHttpsServer(app, { host, port, tls: tls.tls });
+    const metrics = createServerMetrics(createRegistry());
+    const routes = await buildRoutes(opts, logger, metrics);
+    const app = createApp({ routes, ready: () => tlsLoaded, log: logger, metrics });
+    const tls = await serveTls(opts, logger);
+    const running = await startHttpsServer(app, { host, port, tls: tls.tls, log: logger });
     tls.attach(running);
     tlsLoaded = true;
     logger.info({ address: running.address }, "serving");

@@ -1,15 +1,18 @@
 import { X509Certificate, randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { podNamespace } from "../kube/service-account.js";
 import http from "node:http";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import type { AddressInfo } from "node:net";
 import { parseListen } from "../server/https.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
-import { logger } from "../server/logger.js";
-import { registry } from "../server/metrics.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { createRegistry } from "../observability/metrics.js";
 import { kubeClient } from "../kube/client.js";
-import { reconcileClient, tokenSource } from "../watcher/reconcile-client.js";
+import type { ClusterAccess } from "../kube/kubeconfig.js";
+import type { Logger } from "../observability/logger.js";
+import type { Registry } from "../observability/metrics.js";
+import { reconcileClient, tokenSource, type ReconcileClient } from "../watcher/reconcile-client.js";
 import { ReloadingFile } from "../watcher/reloading-file.js";
 import { startWatcher, type RunningWatcher } from "../watcher/watcher.js";
 import { UsageError, type Command } from "./command.js";
@@ -51,8 +54,6 @@ Options:
 Durations: 300ms, 15s, 5m, 1h, 1m30s.
 `;
 
-const POD_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
-
 export interface WatchOptions {
   reconcileUrl: string;
   kubeconfig?: string;
@@ -86,7 +87,7 @@ function positive(flag: string, text: string, integer: boolean): number {
 
 function defaultLeaseNamespace(): string {
   try {
-    if (existsSync(POD_NAMESPACE_FILE)) return readFileSync(POD_NAMESPACE_FILE, "utf8").trim() || "default";
+    return podNamespace() ?? "default";
   } catch {
     // fall through
   }
@@ -180,6 +181,18 @@ function readFileOr(flag: string, file: string): string {
   }
 }
 
+/** The cluster to watch: --kubeconfig, $KUBECONFIG or in-cluster. */
+function clusterAccess(opts: WatchOptions): ClusterAccess {
+  let kc;
+  try {
+    kc = loadKubeConfig(opts.kubeconfig);
+  } catch (err) {
+    throw new UsageError(`--kubeconfig: ${(err as Error).message}`);
+  }
+  if (!kc) throw new UsageError("no cluster: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
+  return kc;
+}
+
 /** Why a CA bundle cannot be used, or undefined: every certificate in it must parse (a file caught half-written does not). */
 export function caBundleProblem(text: string): string | undefined {
   const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
@@ -194,94 +207,117 @@ export function caBundleProblem(text: string): string | undefined {
   return undefined;
 }
 
-const logReload =
-  (what: string) =>
-  (e: { path: string; taken: boolean; reason?: string }): void => {
-    if (e.taken) logger.info({ file: e.path }, `${what} changed: using it from the next call`);
-    else
-      logger.warn(
-        { file: e.path, reason: e.reason },
-        `${what} changed but cannot be used: keeping the last one`,
+/**
+ * The client for POST /reconcile, its token and CA checked before anything
+ * starts; both files are followed as they change (a rotated CA from the next call).
+ */
+function reconcileCaller(opts: WatchOptions, kc: ClusterAccess, logger: Logger): ReconcileClient {
+  if (opts.tokenFile && !readFileOr("--token-file", opts.tokenFile).trim())
+    throw new UsageError(`--token-file: ${opts.tokenFile} is empty`);
+  let ca: ReloadingFile | undefined;
+  if (opts.reconcileCa) {
+    const problem = caBundleProblem(readFileOr("--reconcile-ca", opts.reconcileCa));
+    if (problem) throw new UsageError(`--reconcile-ca: ${opts.reconcileCa} ${problem}`);
+    ca = new ReloadingFile(opts.reconcileCa, {
+      check: caBundleProblem,
+      onChange: (e) => {
+        if (e.taken) logger.info({ file: e.path }, "--reconcile-ca changed: using it from the next call");
+        else
+          logger.warn(
+            { file: e.path, reason: e.reason },
+            "--reconcile-ca changed but cannot be used: keeping the last one",
+          );
+      },
+    });
+  }
+  return reconcileClient({
+    url: opts.reconcileUrl,
+    token: tokenSource(opts.tokenFile, kc.token),
+    ...(ca ? { ca: () => ca.current() } : {}),
+    maxSockets: opts.concurrency + 1,
+  });
+}
+
+/**
+ * GET /metrics, /healthz and /readyz on --metrics-listen; `watcher` is read per
+ * request (it starts after). Liveness: /reconcile reachable. Readiness: caches
+ * synced, leader or not, so a rollout waits for a replica that could take over warm.
+ */
+async function startMetricsServer(
+  listen: string,
+  registry: Registry,
+  identity: string,
+  watcher: () => RunningWatcher | undefined,
+  logger: Logger,
+): Promise<http.Server> {
+  const { host, port } = parseListen(listen);
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0];
+    if (path === "/metrics") {
+      registry.metrics().then(
+        (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
+        (err: Error) => res.writeHead(500).end(err.message),
       );
-  };
+    } else if (path === "/healthz" || path === "/readyz") {
+      const w = watcher();
+      const health = w?.health() ?? { healthy: true };
+      const synced = w?.synced() ?? false;
+      const ok = path === "/healthz" ? health.healthy : synced;
+      const body = {
+        ok,
+        leader: w?.isLeader() ?? false,
+        synced,
+        queueDepth: w?.queue.len() ?? 0,
+        identity,
+        ...(health.healthy
+          ? {}
+          : {
+              unhealthy: `${health.failures} calls in a row to /reconcile got no reply over ${Math.round(health.forMs / 1000)} s; last: ${health.lastError}`,
+            }),
+      };
+      res.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
+    } else {
+      res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject).listen(port, host, resolve);
+  });
+  const addr = server.address() as AddressInfo;
+  logger.info({ metrics: `http://${addr.address}:${addr.port}` }, "metrics listening");
+  return server;
+}
+
+/** Resolves at SIGTERM or SIGINT. */
+function untilSignal(logger: Logger): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const onSignal = (sig: NodeJS.Signals) => {
+      logger.info({ sig }, "stopping: finishing calls in flight, releasing the lease");
+      resolve();
+    };
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+  });
+}
 
 export const watchCommand: Command = {
   name: "watch",
   summary: "the watcher: informers, work queue and leader lease, calling /reconcile",
   help,
-  async run(argv) {
+  async run(argv, logger) {
     const opts = parseWatchArgs(argv);
     if (opts === "help") {
       process.stdout.write(help);
       return 0;
     }
-    let kc;
-    try {
-      kc = loadKubeConfig(opts.kubeconfig);
-    } catch (err) {
-      throw new UsageError(`--kubeconfig: ${(err as Error).message}`);
-    }
-    if (!kc) throw new UsageError("no cluster: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
-    if (opts.tokenFile && !readFileOr("--token-file", opts.tokenFile).trim())
-      throw new UsageError(`--token-file: ${opts.tokenFile} is empty`);
-    let ca: ReloadingFile | undefined;
-    if (opts.reconcileCa) {
-      const problem = caBundleProblem(readFileOr("--reconcile-ca", opts.reconcileCa));
-      if (problem) throw new UsageError(`--reconcile-ca: ${opts.reconcileCa} ${problem}`);
-      ca = new ReloadingFile(opts.reconcileCa, {
-        check: caBundleProblem,
-        onChange: logReload("--reconcile-ca"),
-      });
-    }
-
-    const reconcile = reconcileClient({
-      url: opts.reconcileUrl,
-      token: tokenSource(opts.tokenFile, kc.token, logReload("token file")),
-      ...(ca ? { ca: () => ca.current() } : {}),
-      maxSockets: opts.concurrency + 1,
-    });
+    const registry = createRegistry();
+    const kc = clusterAccess(opts);
+    const reconcile = reconcileCaller(opts, kc, logger);
     // Listening first: a port in use fails the command before any watch starts.
     let watcher: RunningWatcher | undefined = undefined;
-    let metricsServer: http.Server | undefined;
-    if (opts.metricsListen) {
-      const { host, port } = parseListen(opts.metricsListen);
-      metricsServer = http.createServer((req, res) => {
-        const path = (req.url ?? "").split("?")[0];
-        if (path === "/metrics") {
-          registry.metrics().then(
-            (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
-            (err: Error) => res.writeHead(500).end(err.message),
-          );
-        } else if (path === "/healthz" || path === "/readyz") {
-          // Liveness: /reconcile reachable. Readiness: caches synced, leader or
-          // not, so a rollout waits for a replica that could take over warm.
-          const health = watcher?.health() ?? { healthy: true };
-          const synced = watcher?.synced() ?? false;
-          const ok = path === "/healthz" ? health.healthy : synced;
-          const body = {
-            ok,
-            leader: watcher?.isLeader() ?? false,
-            synced,
-            queueDepth: watcher?.queue.len() ?? 0,
-            identity: opts.identity,
-            ...(health.healthy
-              ? {}
-              : {
-                  unhealthy: `${health.failures} calls in a row to /reconcile got no reply over ${Math.round(health.forMs / 1000)} s; last: ${health.lastError}`,
-                }),
-          };
-          res.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
-        } else {
-          res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
-        }
-      });
-      await new Promise<void>((resolve, reject) => {
-        metricsServer?.once("error", reject).listen(port, host, resolve);
-      });
-      const addr = metricsServer.address() as AddressInfo;
-      logger.info({ metrics: `http://${addr.address}:${addr.port}` }, "metrics listening");
-    }
-
+    const metricsServer = opts.metricsListen
+      ? await startMetricsServer(opts.metricsListen, registry, opts.identity, () => watcher, logger)
+      : undefined;
     watcher = startWatcher({
       kube: kubeClient(kc),
       reconcile,
@@ -313,14 +349,7 @@ export const watchCommand: Command = {
       "watching",
     );
 
-    await new Promise<void>((resolve) => {
-      const onSignal = (sig: NodeJS.Signals) => {
-        logger.info({ sig }, "stopping: finishing calls in flight, releasing the lease");
-        resolve();
-      };
-      process.once("SIGTERM", onSignal);
-      process.once("SIGINT", onSignal);
-    });
+    await untilSignal(logger);
     await watcher.stop();
     await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
     logger.info("stopped");

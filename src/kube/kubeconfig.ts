@@ -9,6 +9,7 @@ import type https from "node:https";
 import net from "node:net";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
+import { SERVICE_ACCOUNT_DIR } from "./service-account.js";
 
 /** TLS material for the agent, fixed for the life of the process. */
 export interface TlsMaterial {
@@ -365,8 +366,6 @@ export function loadKubeconfigFiles(
   const merged = mergeKubeconfigs(docs);
   return accessFromContext(selectCurrentContext(merged), merged.files.join(path.delimiter), opts);
 }
-
-export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 export interface InClusterOptions extends AccessOptions {
   /** Where ca.crt and token are (the kubelet mounts them here). */

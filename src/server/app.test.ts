@@ -7,6 +7,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "./app.js";
 import { MiB, type JsonRoute } from "./json-route.js";
+import { serverDeps } from "../../test/fixtures/server-deps.js";
 
 const big = {
   kind: "Echo",
@@ -28,7 +29,7 @@ let server: http.Server;
 let base: string;
 
 beforeAll(async () => {
-  server = http.createServer(createApp({ routes, ready: () => true }));
+  server = http.createServer(createApp({ routes, ready: () => true, ...serverDeps() }));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

@@ -9,47 +9,14 @@
 import { existsSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
-import { ReloadingFile } from "./reloading-file.js";
+import { fileToken } from "../kube/kubeconfig.js";
+import { SERVICE_ACCOUNT_TOKEN } from "../kube/service-account.js";
+import { parseReconcileReply, type ReconcileOutcome } from "../reconcile/protocol.js";
 
-/** The in-cluster service account token. */
-export const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+export type { ReconcileOutcome };
 
-export type ReconcileOutcome =
-  | { kind: "done"; did: string[]; enqueue: string[] }
-  | { kind: "requeue"; afterMs: number | undefined; did: string[]; enqueue: string[] }
-  | { kind: "failed"; reason: string; unreachable?: true };
-
-function isStringArray(v: unknown): v is string[] {
-  return Array.isArray(v) && v.every((x) => typeof x === "string");
-}
-
-/** Reads a 200 reply of the reconcile contract; a failure names what is wrong. */
-export function parseReply(text: string): ReconcileOutcome {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return { kind: "failed", reason: "reply is not JSON" };
-  }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return { kind: "failed", reason: "reply is not a JSON object" };
-  }
-  const { result, requeueAfterMs, did = [], enqueue = [] } = body as Record<string, unknown>;
-  if (!isStringArray(did)) return { kind: "failed", reason: "reply.did: must be an array of strings" };
-  if (!isStringArray(enqueue))
-    return { kind: "failed", reason: "reply.enqueue: must be an array of strings" };
-  if (result === "done") return { kind: "done", did, enqueue };
-  if (result === "requeue") {
-    if (requeueAfterMs !== undefined && !(typeof requeueAfterMs === "number" && requeueAfterMs >= 0)) {
-      return { kind: "failed", reason: "reply.requeueAfterMs: must be a number >= 0" };
-    }
-    return { kind: "requeue", afterMs: requeueAfterMs, did, enqueue };
-  }
-  return {
-    kind: "failed",
-    reason: `reply.result: must be "done" or "requeue", got ${JSON.stringify(result)}`,
-  };
-}
+/** What a call came to: the server's reply, or no reply at all. */
+export type CallOutcome = ReconcileOutcome | { kind: "failed"; reason: string; unreachable: true };
 
 export interface ReconcileClientOptions {
   url: string;
@@ -64,7 +31,7 @@ export interface ReconcileClientOptions {
 }
 
 export interface ReconcileClient {
-  reconcile(key: string, signal?: AbortSignal): Promise<ReconcileOutcome>;
+  reconcile(key: string, signal?: AbortSignal): Promise<CallOutcome>;
   close(): void;
 }
 
@@ -121,7 +88,7 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
               if (res.statusCode !== 200) {
                 resolve({ kind: "failed", reason: `HTTP ${res.statusCode}: ${text.slice(0, 200)}` });
               } else {
-                resolve(parseReply(text));
+                resolve(parseReconcileReply(text));
               }
             });
           },
@@ -147,20 +114,16 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
 
 /**
  * Where the bearer token comes from: --token-file, else the in-cluster
- * service account token, else the kubeconfig user's token. A file is followed
- * as it rotates (read again at most once a second; a failed read or an empty
- * file keeps the last token).
+ * service account token, else the kubeconfig user's token. The file is read
+ * again once a second at most: a rotated or replaced token is sent from the
+ * next call (a kubeconfig's token files keep client-go's minute; here a stale
+ * token stalls every reconcile).
  */
 export function tokenSource(
   file: string | undefined,
   kubeconfigToken: string | undefined,
-  onChange?: (event: { path: string; taken: boolean; reason?: string }) => void,
 ): () => string | undefined {
   const path = file ?? (existsSync(SERVICE_ACCOUNT_TOKEN) ? SERVICE_ACCOUNT_TOKEN : undefined);
   if (!path) return () => kubeconfigToken;
-  const token = new ReloadingFile(path, {
-    check: (text) => (text.trim() ? undefined : "the token file is empty"),
-    ...(onChange ? { onChange } : {}),
-  });
-  return () => token.current().trim();
+  return fileToken(path, "the reconcile token", 1000);
 }

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { specV2, status } from "../conversion/route-arbitraries.js";
+import { specV2, status } from "../../test/fixtures/route-arbitraries.js";
 import { canonicalJson, routeFingerprint } from "./route-fingerprint.js";
 
 /** The same value with every object's keys in reverse order. */
