@@ -15,7 +15,7 @@ import { type EdgeRoute } from "../src/api/types.js";
 import { createCa, issueCertificate } from "../src/certs/pki.js";
 import { toV1 } from "../src/conversion/convert.js";
 import {
-  conversionRoute,
+  conversionHandler,
   handleConversionReview,
   REVIEW_API_VERSION,
   REVIEW_KIND,
@@ -23,7 +23,7 @@ import {
 import { routeV1, routeV2 } from "../test/fixtures/route-arbitraries.js";
 import { createApp } from "../src/server/app.js";
 import { startHttpsServer } from "../src/server/https.js";
-import { MiB, type JsonRoute } from "../src/server/json-route.js";
+import { MiB, type JsonHandler } from "../src/server/json-handler.js";
 import { createLogger } from "../src/observability/logger.js";
 import { createRegistry, createServerMetrics } from "../src/observability/metrics.js";
 
@@ -38,7 +38,7 @@ interface ServerReady {
 }
 
 /** The floor: parse (done by the app), then answer with the objects as they came. */
-const floorRoute: JsonRoute = {
+const floorRoute: JsonHandler = {
   path: "/floor",
   limit: LIMIT,
   handle(body) {
@@ -60,7 +60,7 @@ async function server(): Promise<void> {
   const log = createLogger();
   const metrics = createServerMetrics(createRegistry());
   const app = createApp({
-    routes: [conversionRoute(LIMIT, metrics), floorRoute],
+    handlers: [conversionHandler(LIMIT, metrics), floorRoute],
     ready: () => true,
     log,
     metrics,

@@ -119,11 +119,11 @@ export async function ensureCertSecret(kube: KubeClient, opts: CertSecretOptions
       >;
       const material = renewedMaterial(undefined, decision, opts.identity, now());
       try {
-        const made = await kube.json<V1Secret>("POST", secretsPath(opts.secret.namespace), {
+        const created = await kube.json<V1Secret>("POST", secretsPath(opts.secret.namespace), {
           body: secretFromMaterial(opts.secret, material, opts.labels),
           timeoutMs: TIMEOUT_MS,
         });
-        return { material, resourceVersion: made.metadata?.resourceVersion ?? "", action: "created" };
+        return { material, resourceVersion: created.metadata?.resourceVersion ?? "", action: "created" };
       } catch (err) {
         if (isConflict(err)) continue; // another replica won the race: use its Secret
         throw err;

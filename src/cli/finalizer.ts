@@ -90,9 +90,9 @@ export const finalizerCommand: Command = {
       throw new UsageError("--reason is required: say why the finalizer is removed by hand");
     if (values.all === positionals.length > 0) throw new UsageError("give either NAMESPACE/NAME or --all");
     if (positionals.length > 1) throw new UsageError("give one NAMESPACE/NAME");
-    const kc = loadKubeConfig(values.kubeconfig);
-    if (!kc) throw new UsageError("no cluster access: pass --kubeconfig or set KUBECONFIG");
-    const kube = kubeClient(kc);
+    const access = loadKubeConfig(values.kubeconfig);
+    if (!access) throw new UsageError("no cluster access: pass --kubeconfig or set KUBECONFIG");
+    const kube = kubeClient(access);
     const read = new ClusterReader(kube);
 
     if (values.all) {

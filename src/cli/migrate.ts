@@ -80,9 +80,10 @@ export const migrateCommand: Command = {
       process.stdout.write(help);
       return 0;
     }
-    const kc = loadKubeConfig(args.kubeconfig);
-    if (!kc) throw new UsageError("no cluster access: give --kubeconfig, set $KUBECONFIG, or run in a pod");
-    const outcome = await migrateStorage(kubeClient(kc), {
+    const access = loadKubeConfig(args.kubeconfig);
+    if (!access)
+      throw new UsageError("no cluster access: give --kubeconfig, set $KUBECONFIG, or run in a pod");
+    const outcome = await migrateStorage(kubeClient(access), {
       ...args.options,
       log: (line) => process.stderr.write(`${line}\n`),
     });

@@ -121,11 +121,11 @@ export async function serveTls(
 ): Promise<ServeTls> {
   if (!opts.certs)
     return { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey }, attach: () => {}, stop: () => {} };
-  const kc = loadKubeConfig(opts.kubeconfig);
-  if (!kc)
+  const access = loadKubeConfig(opts.kubeconfig);
+  if (!access)
     throw new UsageError("--cert-secret needs cluster access: --kubeconfig, $KUBECONFIG or in-cluster");
   const secret = `${opts.certs.secret.namespace}/${opts.certs.secret.name}`;
-  const managed = await startManagedCerts(kubeClient(kc), opts.certs);
+  const managed = await startManagedCerts(kubeClient(access), opts.certs);
   logger.info({ secret }, "serving certificate loaded from the Secret");
   return {
     tls: managed.pair,

@@ -3,13 +3,13 @@ import { createApp } from "../server/app.js";
 import { parseListen, startHttpsServer } from "../server/https.js";
 import type { Logger } from "../observability/logger.js";
 import { createRegistry, createServerMetrics, type ServerMetrics } from "../observability/metrics.js";
-import { MiB, type JsonRoute } from "../server/json-route.js";
-import { conversionRoute } from "../server/conversion-review.js";
+import { MiB, type JsonHandler } from "../server/json-handler.js";
+import { conversionHandler } from "../server/conversion-review.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
-import { admissionRoutes } from "../server/admission-handlers.js";
+import { admissionHandlers } from "../server/admission-handlers.js";
 import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
-import { DATA_PLANES, reconcileRoutes, type DataPlaneKind } from "../server/reconcile-setup.js";
+import { DATA_PLANES, reconcileHandlers, type DataPlaneKind } from "../server/reconcile-setup.js";
 import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
 
@@ -95,18 +95,18 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
   };
 }
 
-/** The routes the server hosts; each module owns its handler. */
-export async function buildRoutes(
+/** The handlers the server hosts, one per path. */
+export async function buildHandlers(
   opts: ServeOptions,
   log: Logger,
   metrics: ServerMetrics,
-): Promise<JsonRoute[]> {
-  const kc = loadKubeConfig(opts.kubeconfig);
+): Promise<JsonHandler[]> {
+  const access = loadKubeConfig(opts.kubeconfig);
   return [
-    conversionRoute(opts.convertBodyLimit, metrics),
-    ...admissionRoutes(kc, { log, metrics }),
-    ...(await reconcileRoutes(
-      kc,
+    conversionHandler(opts.convertBodyLimit, metrics),
+    ...admissionHandlers(access, { log, metrics }),
+    ...(await reconcileHandlers(
+      access,
       {
         dataPlane: opts.dataPlane,
         configMapNamespace: opts.dataPlaneNamespace,
@@ -131,8 +131,8 @@ export const serveCommand: Command = {
     const { host, port } = parseListen(opts.listen);
     let tlsLoaded = false;
     const metrics = createServerMetrics(createRegistry());
-    const routes = await buildRoutes(opts, logger, metrics);
-    const app = createApp({ routes, ready: () => tlsLoaded, log: logger, metrics });
+    const handlers = await buildHandlers(opts, logger, metrics);
+    const app = createApp({ handlers, ready: () => tlsLoaded, log: logger, metrics });
     const tls = await serveTls(opts, logger);
     const running = await startHttpsServer(app, { host, port, tls: tls.tls, log: logger });
     tls.attach(running);

@@ -183,14 +183,14 @@ function readFileOr(flag: string, file: string): string {
 
 /** The cluster to watch: --kubeconfig, $KUBECONFIG or in-cluster. */
 function clusterAccess(opts: WatchOptions): ClusterAccess {
-  let kc;
+  let access;
   try {
-    kc = loadKubeConfig(opts.kubeconfig);
+    access = loadKubeConfig(opts.kubeconfig);
   } catch (err) {
     throw new UsageError(`--kubeconfig: ${(err as Error).message}`);
   }
-  if (!kc) throw new UsageError("no cluster: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
-  return kc;
+  if (!access) throw new UsageError("no cluster: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
+  return access;
 }
 
 /** Why a CA bundle cannot be used, or undefined: every certificate in it must parse (a file caught half-written does not). */
@@ -211,7 +211,7 @@ export function caBundleProblem(text: string): string | undefined {
  * The client for POST /reconcile, its token and CA checked before anything
  * starts; both files are followed as they change (a rotated CA from the next call).
  */
-function reconcileCaller(opts: WatchOptions, kc: ClusterAccess, logger: Logger): ReconcileClient {
+function reconcileCaller(opts: WatchOptions, access: ClusterAccess, logger: Logger): ReconcileClient {
   if (opts.tokenFile && !readFileOr("--token-file", opts.tokenFile).trim())
     throw new UsageError(`--token-file: ${opts.tokenFile} is empty`);
   let ca: ReloadingFile | undefined;
@@ -232,7 +232,7 @@ function reconcileCaller(opts: WatchOptions, kc: ClusterAccess, logger: Logger):
   }
   return reconcileClient({
     url: opts.reconcileUrl,
-    token: tokenSource(opts.tokenFile, kc.token),
+    token: tokenSource(opts.tokenFile, access.token),
     ...(ca ? { ca: () => ca.current() } : {}),
     maxSockets: opts.concurrency + 1,
   });
@@ -311,15 +311,15 @@ export const watchCommand: Command = {
       return 0;
     }
     const registry = createRegistry();
-    const kc = clusterAccess(opts);
-    const reconcile = reconcileCaller(opts, kc, logger);
+    const access = clusterAccess(opts);
+    const reconcile = reconcileCaller(opts, access, logger);
     // Listening first: a port in use fails the command before any watch starts.
     let watcher: RunningWatcher | undefined = undefined;
     const metricsServer = opts.metricsListen
       ? await startMetricsServer(opts.metricsListen, registry, opts.identity, () => watcher, logger)
       : undefined;
     watcher = startWatcher({
-      kube: kubeClient(kc),
+      kube: kubeClient(access),
       reconcile,
       log: logger,
       registry,

@@ -70,9 +70,9 @@ describe("RouteActions", () => {
       fc.property(
         fc.array(fc.tuple(fc.constantFrom("ns1", "ns2"), ruleArb), { minLength: 1, maxLength: 12 }),
         (rules) => {
-          const made = new RouteActions(endpoints);
+          const actions = new RouteActions(endpoints);
           for (const [namespace, rule] of rules)
-            expect(made.actionOf(namespace, rule)).toEqual(plainAction(namespace, rule));
+            expect(actions.actionOf(namespace, rule)).toEqual(plainAction(namespace, rule));
         },
       ),
       { numRuns: 500 },
@@ -80,7 +80,7 @@ describe("RouteActions", () => {
   });
 
   it("shares one object between rules that send the same way", () => {
-    const made = new RouteActions(endpoints);
+    const actions = new RouteActions(endpoints);
     const canary: RouteRule = {
       matches: [{ path: { value: "/" } }],
       backends: [
@@ -89,10 +89,10 @@ describe("RouteActions", () => {
       ],
       timeout: "15s",
     };
-    const first = made.actionOf("ns1", canary);
-    expect(made.actionOf("ns1", { ...canary, backends: [...canary.backends].reverse() })).toBe(first);
-    expect(made.actionOf("ns1", { ...canary, timeout: "15000ms" })).toBe(first);
-    expect(made.actionOf("ns1", { ...canary, timeout: "16s" })).not.toBe(first);
-    expect(made.actionOf("ns2", canary)).toBeUndefined();
+    const first = actions.actionOf("ns1", canary);
+    expect(actions.actionOf("ns1", { ...canary, backends: [...canary.backends].reverse() })).toBe(first);
+    expect(actions.actionOf("ns1", { ...canary, timeout: "15000ms" })).toBe(first);
+    expect(actions.actionOf("ns1", { ...canary, timeout: "16s" })).not.toBe(first);
+    expect(actions.actionOf("ns2", canary)).toBeUndefined();
   });
 });

@@ -57,18 +57,18 @@ export class RouteActions {
       if (name === undefined) return undefined;
       const weight = b.weight ?? 1;
       if (weight <= 0) continue;
-      let at = 0;
-      while (at < count && (names[at] as string) < name) at++;
-      if (at < count && names[at] === name) {
-        weights[at] = (weights[at] as number) + weight;
+      let slot = 0;
+      while (slot < count && (names[slot] as string) < name) slot++;
+      if (slot < count && names[slot] === name) {
+        weights[slot] = (weights[slot] as number) + weight;
         continue;
       }
-      for (let k = count; k > at; k--) {
+      for (let k = count; k > slot; k--) {
         names[k] = names[k - 1] as string;
         weights[k] = weights[k - 1] as number;
       }
-      names[at] = name;
-      weights[at] = weight;
+      names[slot] = name;
+      weights[slot] = weight;
       count++;
     }
     return count === 1 ? this.singleAction(names[0] as string, timeout) : this.weightedAction(count, timeout);

@@ -1,5 +1,5 @@
 // Reconcile(key): reads the current state every time and converges. Two kinds
-// of key keep it fast as routes grow (DESIGN.md, "Reconcile: the contract"):
+// of key keep it fast as routes grow (docs/architecture.md, "The two kinds of key"):
 //  - a route key (`namespace/name`) reads one route and its Services and settles
 //    ServiceNotFound at once;
 //  - the snapshot key lists the live routes and their endpoints, builds the

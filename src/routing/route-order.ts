@@ -71,10 +71,10 @@ export function ageOrder(byKey: readonly number[], created: Float64Array): numbe
   for (const t of created) counts.set(t, (counts.get(t) ?? 0) + 1);
   const times = Float64Array.from(counts.keys()).sort();
   const next = new Map<number, number>();
-  let at = 0;
+  let position = 0;
   for (const t of times) {
-    next.set(t, at);
-    at += counts.get(t) as number;
+    next.set(t, position);
+    position += counts.get(t) as number;
   }
   const out = new Array<number>(byKey.length);
   for (const i of byKey) {

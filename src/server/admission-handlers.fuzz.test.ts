@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "./app.js";
-import { admissionRoutes } from "./admission-handlers.js";
+import { admissionHandlers } from "./admission-handlers.js";
 import { ADMISSION_BODY_LIMIT } from "./admission-review.js";
 import { serverDeps } from "../../test/fixtures/server-deps.js";
 
@@ -19,7 +19,7 @@ const deps = serverDeps();
 
 beforeAll(async () => {
   server = http.createServer(
-    createApp({ routes: admissionRoutes(undefined, deps), ready: () => true, ...deps }),
+    createApp({ handlers: admissionHandlers(undefined, deps), ready: () => true, ...deps }),
   );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

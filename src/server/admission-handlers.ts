@@ -16,7 +16,7 @@ import {
   type Version,
 } from "../api/types.js";
 import { convert } from "../conversion/convert.js";
-import type { JsonReply, JsonRoute, RequestContext } from "./json-route.js";
+import type { JsonReply, JsonHandler, RequestContext } from "./json-handler.js";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
 import {
@@ -167,7 +167,12 @@ export function mutateReview(request: AdmissionRequest): Verdict {
 
 type Decide = (request: AdmissionRequest) => Verdict | Promise<Verdict>;
 
-function admissionRoute(path: string, webhook: string, decide: Decide, metrics: ServerMetrics): JsonRoute {
+function admissionHandler(
+  path: string,
+  webhook: string,
+  decide: Decide,
+  metrics: ServerMetrics,
+): JsonHandler {
   return {
     path,
     limit: ADMISSION_BODY_LIMIT,
@@ -194,13 +199,13 @@ function admissionRoute(path: string, webhook: string, decide: Decide, metrics: 
  * With a cluster, /validate also warns about routes
  * that an older route already owns; without one it judges the object alone.
  */
-export function admissionRoutes(
-  kc: ClusterAccess | undefined,
+export function admissionHandlers(
+  access: ClusterAccess | undefined,
   deps: { log: Logger; metrics: ServerMetrics },
-): JsonRoute[] {
-  const conflicts = kc ? new ConflictIndex(kc, { log: deps.log }) : undefined;
+): JsonHandler[] {
+  const conflicts = access ? new ConflictIndex(access, { log: deps.log }) : undefined;
   return [
-    admissionRoute("/validate", "validate", (request) => validateReview(request, conflicts), deps.metrics),
-    admissionRoute("/mutate", "mutate", mutateReview, deps.metrics),
+    admissionHandler("/validate", "validate", (request) => validateReview(request, conflicts), deps.metrics),
+    admissionHandler("/mutate", "mutate", mutateReview, deps.metrics),
   ];
 }

@@ -5,7 +5,7 @@
 
 import type { Operation as PatchOperation } from "fast-json-patch";
 import { CRD_NAME, GROUP, PLURAL } from "../api/types.js";
-import { errorReply, MiB, type JsonReply } from "./json-route.js";
+import { errorReply, MiB, type JsonReply } from "./json-handler.js";
 import { isRecord } from "../api/is-record.js";
 
 /** The largest AdmissionReview accepted: the apiserver's own request limit. */

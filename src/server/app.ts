@@ -1,13 +1,13 @@
-// The express app: health, readiness, metrics, and the JSON routes it is given.
+// The express app: health, readiness, metrics, and the JSON handlers it is given.
 
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
-import { errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
+import { errorReply, type JsonReply, type JsonHandler } from "./json-handler.js";
 import { jsonChunks } from "./json-chunks.js";
 
 export interface AppOptions {
-  routes: readonly JsonRoute[];
+  handlers: readonly JsonHandler[];
   /** Readiness beyond "the process is up": TLS material loaded, and whatever else the caller needs. */
   ready: () => boolean;
   log: Logger;
@@ -71,15 +71,15 @@ export function createApp(opts: AppOptions): express.Express {
   app.disable("x-powered-by");
   app.set("etag", false);
   mountProbes(app, opts);
-  for (const route of opts.routes.filter((r) => r.method === "GET"))
-    app.get(route.path, getHandler(route, opts));
-  for (const route of opts.routes.filter((r) => r.method !== "GET")) {
+  for (const handler of opts.handlers.filter((r) => r.method === "GET"))
+    app.get(handler.path, getHandler(handler, opts));
+  for (const handler of opts.handlers.filter((r) => r.method !== "GET")) {
     app.post(
-      route.path,
+      handler.path,
       // Raw bytes, whatever the content type says: a webhook caller that gets the
       // header wrong still deserves a JSON answer, not a silent empty body.
-      express.raw({ type: () => true, limit: route.limit }),
-      postHandler(route, opts),
+      express.raw({ type: () => true, limit: handler.limit }),
+      postHandler(handler, opts),
     );
   }
   mountFallbacks(app, opts.log);
@@ -101,18 +101,18 @@ function mountProbes(app: express.Express, opts: AppOptions): void {
   });
 }
 
-type Handler = (req: Request, res: Response) => Promise<void>;
+type ExpressHandler = (req: Request, res: Response) => Promise<void>;
 
-function getHandler(route: JsonRoute, opts: AppOptions): Handler {
+function getHandler(handler: JsonHandler, opts: AppOptions): ExpressHandler {
   const { log: logger } = opts;
   const { requestDuration } = opts.metrics;
   return async (req, res) => {
-    const end = requestDuration.startTimer({ route: route.path });
+    const end = requestDuration.startTimer({ route: handler.path });
     let reply: JsonReply;
     try {
-      reply = await route.handle(undefined, { headers: req.headers, log: logger });
+      reply = await handler.handle(undefined, { headers: req.headers, log: logger });
     } catch (err) {
-      logger.error({ err, route: route.path }, "handler failed");
+      logger.error({ err, route: handler.path }, "handler failed");
       reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
     }
     await sendInPieces(res, reply);
@@ -121,11 +121,11 @@ function getHandler(route: JsonRoute, opts: AppOptions): Handler {
 }
 
 /** A POST: the raw body parsed as JSON here, once, and the reply written whole or in pieces by its size. */
-function postHandler(route: JsonRoute, opts: AppOptions): Handler {
+function postHandler(handler: JsonHandler, opts: AppOptions): ExpressHandler {
   const { log: logger } = opts;
   const { requestDuration } = opts.metrics;
   return async (req, res) => {
-    const end = requestDuration.startTimer({ route: route.path });
+    const end = requestDuration.startTimer({ route: handler.path });
     let reply: JsonReply;
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     // A reply is about as large as its request at most (a ConversionReview
@@ -137,7 +137,7 @@ function postHandler(route: JsonRoute, opts: AppOptions): Handler {
       try {
         body = JSON.parse(raw.toString("utf8"));
         // The parsed body is all the handler needs; the bytes (up to the
-        // route's limit) need not stay alive while it works.
+        // handler's limit) need not stay alive while it works.
         req.body = undefined;
       } catch (err) {
         reply = errorReply(400, "BadRequest", `request body is not valid JSON: ${(err as Error).message}`);
@@ -145,10 +145,10 @@ function postHandler(route: JsonRoute, opts: AppOptions): Handler {
         end({ code: reply.status });
         return;
       }
-      reply = await route.handle(body, { headers: req.headers, log: logger });
+      reply = await handler.handle(body, { headers: req.headers, log: logger });
     } catch (err) {
       // A handler bug must not take the server down or leave the caller hanging.
-      logger.error({ err, route: route.path }, "handler failed");
+      logger.error({ err, route: handler.path }, "handler failed");
       reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
     }
     if (large) await sendInPieces(res, reply);

@@ -7,7 +7,7 @@
 import { createHash } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import type { KubeClient } from "../kube/client.js";
-import { errorReply, type JsonRoute } from "./json-route.js";
+import { errorReply, type JsonHandler } from "./json-handler.js";
 
 export type AuthVerdict = { ok: true; user: string } | { ok: false; status: 401 | 403; message: string };
 
@@ -103,7 +103,7 @@ export function tokenReviewAuth(
 }
 
 /** Wraps a route's handler so that only callers `auth` lets in reach it. */
-export function requireCaller(auth: CallerAuth, handle: JsonRoute["handle"]): JsonRoute["handle"] {
+export function requireCaller(auth: CallerAuth, handle: JsonHandler["handle"]): JsonHandler["handle"] {
   return async (body, ctx) => {
     let verdict: AuthVerdict;
     try {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCa, issueCertificate } from "../certs/pki.js";
 import { createApp } from "./app.js";
 import { startHttpsServer, type RunningServer } from "./https.js";
-import { conversionRoute } from "./conversion-review.js";
+import { conversionHandler } from "./conversion-review.js";
 import { routeV1, routeV2 } from "../../test/fixtures/route-arbitraries.js";
 import { serverDeps } from "../../test/fixtures/server-deps.js";
 
@@ -23,7 +23,7 @@ beforeAll(async () => {
   const ca = createCa();
   const pair = issueCertificate(ca, { commonName: "127.0.0.1", ips: ["127.0.0.1"], usage: "server" });
   server = await startHttpsServer(
-    createApp({ routes: [conversionRoute(LIMIT, deps.metrics)], ready: () => true, ...deps }),
+    createApp({ handlers: [conversionHandler(LIMIT, deps.metrics)], ready: () => true, ...deps }),
     {
       host: "127.0.0.1",
       port: 0,

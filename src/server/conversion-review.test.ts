@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { V2_SPEC_ANNOTATION, type EdgeRoute } from "../api/types.js";
 import { toV1 } from "../conversion/convert.js";
 import {
-  conversionRoute,
+  conversionHandler,
   handleConversionReview,
   type ConversionReviewResponse,
 } from "./conversion-review.js";
@@ -157,7 +157,7 @@ describe("ConversionReview", () => {
   });
 
   it("is served at /convert with the configured limit", () => {
-    const route = conversionRoute(64 * 1024 * 1024, serverDeps().metrics);
+    const route = conversionHandler(64 * 1024 * 1024, serverDeps().metrics);
     expect(route.path).toBe("/convert");
     expect(route.limit).toBe(64 * 1024 * 1024);
   });

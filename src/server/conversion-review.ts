@@ -6,7 +6,7 @@
 
 import { formatFieldError, type FieldError } from "../api/field-error.js";
 import { API_VERSION_V1, API_VERSION_V2, KIND, type EdgeRoute } from "../api/types.js";
-import { errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
+import { errorReply, type JsonReply, type JsonHandler } from "./json-handler.js";
 import type { ServerMetrics } from "../observability/metrics.js";
 import { convert } from "../conversion/convert.js";
 import { isRecord } from "../api/is-record.js";
@@ -135,7 +135,7 @@ export function handleConversionReview(
 }
 
 /** `/convert`: ConversionReviews up to `limitBytes` (a whole unpaginated LIST can be large). */
-export function conversionRoute(limitBytes: number, metrics: ServerMetrics): JsonRoute {
+export function conversionHandler(limitBytes: number, metrics: ServerMetrics): JsonHandler {
   const count = (outcome: ConversionOutcome): void =>
     metrics.webhookDecisions.inc({ webhook: "convert", outcome });
   return { path: "/convert", limit: limitBytes, handle: (body) => handleConversionReview(body, count) };

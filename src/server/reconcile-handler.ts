@@ -2,13 +2,16 @@
 // Answers `{result, did, enqueue?, requeueAfterMs?}`; only callers that RBAC
 // allows (see caller-auth.ts) get in.
 
-import { errorReply, MiB, type JsonRoute } from "./json-route.js";
+import { errorReply, MiB, type JsonHandler } from "./json-handler.js";
 import { KubeError } from "../kube/client.js";
 import { requireCaller, type CallerAuth } from "./caller-auth.js";
 import { parseReconcileRequest, REQUEST_SHAPE } from "../reconcile/protocol.js";
 import { ReconcileInputError, type Reconciler } from "../reconcile/reconciler.js";
 
-export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerAuth | undefined): JsonRoute {
+export function reconcileHandler(
+  reconciler: Reconciler | undefined,
+  auth: CallerAuth | undefined,
+): JsonHandler {
   const path = "/reconcile";
   if (!reconciler || !auth) {
     return {

@@ -2,7 +2,7 @@
 // client, the data plane, the caller check, and (memory sink only) the debug
 // surface that tests and the demo read.
 
-import { errorReply, type JsonRoute } from "./json-route.js";
+import { errorReply, type JsonHandler } from "./json-handler.js";
 import type { Logger } from "../observability/logger.js";
 import type { Registry } from "../observability/metrics.js";
 import { createReconcileMetrics } from "../reconcile/reconcile-metrics.js";
@@ -12,7 +12,7 @@ import type { DataPlane } from "../dataplane/dataplane.js";
 import { MemoryDataPlane } from "../dataplane/memory.js";
 import { requireCaller, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
-import { reconcileRoute } from "./reconcile-handler.js";
+import { reconcileHandler } from "./reconcile-handler.js";
 import { Reconciler } from "../reconcile/reconciler.js";
 
 export const DATA_PLANES = ["memory", "envoy-configmap"] as const;
@@ -32,14 +32,14 @@ export interface ReconcileDeps {
   registry: Registry;
 }
 
-export async function reconcileRoutes(
-  kc: ClusterAccess | undefined,
+export async function reconcileHandlers(
+  access: ClusterAccess | undefined,
   opts: ReconcileSetupOptions,
   deps: ReconcileDeps,
-): Promise<JsonRoute[]> {
+): Promise<JsonHandler[]> {
   const { log: logger } = deps;
-  if (!kc) return [reconcileRoute(undefined, undefined)];
-  const kube = kubeClient(kc);
+  if (!access) return [reconcileHandler(undefined, undefined)];
+  const kube = kubeClient(access);
   let dataPlane: DataPlane;
   const memory = opts.dataPlane === "memory" ? new MemoryDataPlane() : undefined;
   if (memory) {
@@ -56,13 +56,13 @@ export async function reconcileRoutes(
     deprogramTimeoutMs: opts.deprogramTimeoutMs,
     metrics: createReconcileMetrics(deps.registry),
   });
-  const routes = [reconcileRoute(reconciler, auth)];
-  if (memory) routes.push(...memoryDebugRoutes(memory, auth));
-  return routes;
+  const handlers = [reconcileHandler(reconciler, auth)];
+  if (memory) handlers.push(...memoryDebugHandlers(memory, auth));
+  return handlers;
 }
 
 /** GET /debug/dataplane and POST /debug/dataplane/fail-next: the memory sink only, same callers as /reconcile. */
-function memoryDebugRoutes(memory: MemoryDataPlane, auth: CallerAuth): JsonRoute[] {
+function memoryDebugHandlers(memory: MemoryDataPlane, auth: CallerAuth): JsonHandler[] {
   return [
     {
       path: "/debug/dataplane",

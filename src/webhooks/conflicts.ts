@@ -1,6 +1,6 @@
 // The conflict warning: a route whose host and match an older route already
 // owns will be Accepted=False/Conflicted once reconciled; admission says so at
-// once, but never refuses it (DESIGN.md). What the cluster holds comes from a
+// once, but never refuses it (docs/architecture.md). What the cluster holds comes from a
 // watch-fed index, so a warning never waits on the apiserver.
 
 import type { ClusterAccess } from "../kube/kubeconfig.js";
@@ -92,14 +92,14 @@ export class ConflictIndex {
   private readonly informer: Informer | undefined;
 
   constructor(
-    kc: ClusterAccess | undefined,
+    access: ClusterAccess | undefined,
     private readonly opts: ConflictIndexOptions,
   ) {
-    if (!kc) return;
+    if (!access) return;
     this.informer = new Informer({
       name: "edgeroutes (conflict warnings)",
       path: edgeRoutesPath(),
-      client: kubeClient(kc),
+      client: kubeClient(access),
       onEvent: (type, obj) => this.apply(type, obj),
       log: opts.log,
     });

@@ -1,4 +1,4 @@
-// The contract between the HTTPS server and what it hosts: a route is a plain
+// The contract between the HTTPS server and what it hosts: a handler is a plain
 // function from a parsed JSON body to a status and a JSON answer. Body limits,
 // parsing errors and metrics live in the server, not in each handler.
 
@@ -15,10 +15,10 @@ export interface RequestContext {
   readonly log: Logger;
 }
 
-export interface JsonRoute {
+export interface JsonHandler {
   /** For example `/convert`. */
   readonly path: string;
-  /** POST by default; a GET route gets `undefined` as its body. */
+  /** POST by default; a GET handler gets `undefined` as its body. */
   readonly method?: "GET" | "POST";
   /** Largest body accepted, in bytes; a larger one is answered 413. */
   readonly limit: number;
