@@ -27,13 +27,55 @@ fi
 
 mkdir -p "$dir"
 tmp=$(mktemp -d "$dir/.build.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+ticker=
+cleanup() {
+  [ -n "$ticker" ] && kill "$ticker" 2>/dev/null
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 
 # buildDate: the module's publication time, so the stamp is reproducible.
 modtime() { (cd "$hack/$1" && go list -m -f '{{.Time.Format "2006-01-02T15:04:05Z"}}' "$2"); }
 
 step() { echo "testbin: $* ($(date +%T))" >&2; }
+
+# Building kube-apiserver is silent for minutes after go's download lines,
+# which looks like a hang: while a build runs, say every $every seconds what is
+# building and for how long. The ticker writes to stderr only (stdout's last
+# line is the directory), and ends with the build, or within one interval of
+# this script ending any other way.
+every=${EDGE_TESTBIN_PROGRESS_SECONDS:-20}
+elapsed() { local s=$(($(date +%s) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+with_progress() {
+  local what=$1 start rc=0
+  shift
+  start=$(date +%s)
+  (
+    trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+    while :; do
+      sleep "$every" </dev/null >/dev/null 2>&1 &
+      nap=$!
+      wait "$nap"
+      kill -0 $$ 2>/dev/null || exit 0
+      echo "testbin: still building $what: $(elapsed "$start") so far ($(date +%T))" >&2
+    done
+  ) >/dev/null &
+  ticker=$!
+  "$@" || rc=$?
+  kill "$ticker" 2>/dev/null || true
+  wait "$ticker" 2>/dev/null || true
+  ticker=
+  [ "$rc" -eq 0 ] && echo "testbin: built $what in $(elapsed "$start")" >&2
+  return "$rc"
+}
+
+# go build in the wrapper module hack/testbin/$1.
+gobuild() {
+  local module=$1
+  shift
+  (cd "$hack/$module" && go build -trimpath "$@")
+}
 
 if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/kubectl" ]; then
   minor=${k8s#v1.}; minor=${minor%%.*}
@@ -46,24 +88,24 @@ if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/kubectl" ]; then
   done
   for cmd in kube-apiserver kubectl; do
     [ -x "$dir/$cmd" ] && continue
-    step "building $cmd $k8s from k8s.io/kubernetes (the first build takes several minutes)"
-    (cd "$hack/kubernetes" && go build -trimpath -ldflags "$ld" -o "$tmp/$cmd" "k8s.io/kubernetes/cmd/$cmd")
+    step "building $cmd $k8s from k8s.io/kubernetes (on 2 cores kube-apiserver takes about 9 minutes, kubectl 2)"
+    with_progress "$cmd $k8s" gobuild kubernetes -ldflags "$ld" -o "$tmp/$cmd" "k8s.io/kubernetes/cmd/$cmd"
     mv "$tmp/$cmd" "$dir/$cmd"
   done
 fi
 
 if [ ! -x "$dir/etcd" ]; then
   step "building etcd $etcd from go.etcd.io/etcd/server/v3"
-  (cd "$hack/etcd" && go build -trimpath -ldflags "-s -w" -o "$tmp/etcd" .)
+  with_progress "etcd $etcd" gobuild etcd -ldflags "-s -w" -o "$tmp/etcd" .
   mv "$tmp/etcd" "$dir/etcd"
 fi
 
 if [ ! -x "$dir/helm" ]; then
   step "building helm $helm from helm.sh/helm/v3"
   hv=helm.sh/helm/v3/internal/version
-  (cd "$hack/helm" && go build -trimpath \
+  with_progress "helm $helm" gobuild helm \
     -ldflags "-s -w -X '$hv.version=$helm' -X '$hv.gitTreeState=clean' -X '$hv.gitCommit=0000000000000000000000000000000000000000'" \
-    -o "$tmp/helm" helm.sh/helm/v3/cmd/helm)
+    -o "$tmp/helm" helm.sh/helm/v3/cmd/helm
   mv "$tmp/helm" "$dir/helm"
 fi
 

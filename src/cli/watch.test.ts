@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { parseDuration } from "./duration-flag.js";
-import { parseWatchArgs } from "./watch.js";
+import { caBundleProblem, parseWatchArgs } from "./watch.js";
+import { createCa } from "../certs/pki.js";
 
 describe("parseDuration", () => {
   it("reads Go-style durations", () => {
@@ -36,6 +37,7 @@ describe("parseWatchArgs", () => {
       snapshotHoldOffMs: 200,
       snapshotMaxHoldOffMs: 1000,
       watchTimeoutSeconds: 300,
+      unhealthyAfterMs: 120_000,
     });
     expect(o !== "help" && o.metricsListen).toBeFalsy();
   });
@@ -55,6 +57,10 @@ describe("parseWatchArgs", () => {
         ["--reconcile-url", "http://x", "--metrics-listen", "8081"],
         '--metrics-listen: must be HOST:PORT, got "8081"',
       ],
+      [
+        ["--reconcile-url", "http://x", "--unhealthy-after", "500ms"],
+        "--unhealthy-after: must be at least 1s",
+      ],
     ];
     for (const [args, message] of cases) expect(() => parseWatchArgs(args)).toThrow(message);
   });
@@ -62,5 +68,20 @@ describe("parseWatchArgs", () => {
   it("turns leader election off with --no-leader-elect", () => {
     const o = parseWatchArgs(["--reconcile-url", "http://x", "--no-leader-elect"]);
     expect(o !== "help" && o.leaderElect).toBe(false);
+  });
+});
+
+describe("caBundleProblem", () => {
+  it("takes a bundle whose every certificate parses, and names what is wrong otherwise", () => {
+    const a = createCa().cert;
+    const b = createCa().cert;
+    expect(caBundleProblem(a)).toBeUndefined();
+    expect(caBundleProblem(`${a}\n${b}`)).toBeUndefined();
+    expect(caBundleProblem("")).toBe("holds no PEM certificate");
+    expect(caBundleProblem("not a certificate")).toBe("holds no PEM certificate");
+    // A file caught half-written: the second certificate's body is cut short.
+    const lines = b.trim().split("\n");
+    const cut = [...lines.slice(0, 4), lines.at(-1)].join("\n");
+    expect(caBundleProblem(`${a}\n${cut}`)).toMatch(/^certificate 2 does not parse: /);
   });
 });

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { X509Certificate, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { podNamespace } from "../kube/service-account.js";
 import http from "node:http";
@@ -13,6 +13,7 @@ import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { Logger } from "../observability/logger.js";
 import type { Registry } from "../observability/metrics.js";
 import { reconcileClient, tokenSource, type ReconcileClient } from "../watcher/reconcile-client.js";
+import { ReloadingFile } from "../watcher/reloading-file.js";
 import { startWatcher, type RunningWatcher } from "../watcher/watcher.js";
 import { UsageError, type Command } from "./command.js";
 import { parseDuration } from "./duration-flag.js";
@@ -30,6 +31,7 @@ Options:
   --token-file FILE           bearer token for /reconcile (default: the service
                               account token if mounted, else the kubeconfig user's)
   --reconcile-ca FILE         PEM CA bundle to verify /reconcile's certificate
+                              (followed as it changes, as is --token-file)
   --lease-namespace NS        namespace of the Lease (default: the pod's, else default)
   --lease-name NAME           name of the Lease (default edge-operator-watcher)
   --lease-duration DURATION   how long a silent leader keeps the lease (default 15s)
@@ -42,7 +44,11 @@ Options:
                               build (default 200ms)
   --snapshot-max-hold-off DURATION  longest a build waits under steady churn (default 1s)
   --watch-timeout DURATION    server-side watch timeout, jittered (default 5m)
-  --metrics-listen HOST:PORT  plain-HTTP /metrics and /healthz (default: off)
+  --metrics-listen HOST:PORT  plain-HTTP /metrics, /healthz (liveness) and
+                              /readyz (caches synced) (default: off)
+  --unhealthy-after DURATION  /healthz fails once 5 or more calls in a row to
+                              /reconcile got no reply (refused, TLS, timeout)
+                              for this long; any reply ends the run (default 2m)
   -h, --help                  this text
 
 Durations: 300ms, 15s, 5m, 1h, 1m30s.
@@ -66,6 +72,7 @@ export interface WatchOptions {
   snapshotMaxHoldOffMs: number;
   watchTimeoutSeconds: number;
   metricsListen?: string;
+  unhealthyAfterMs: number;
 }
 
 function positive(flag: string, text: string, integer: boolean): number {
@@ -108,6 +115,7 @@ export function parseWatchArgs(argv: string[]): WatchOptions | "help" {
       "snapshot-max-hold-off": { type: "string", default: "1s" },
       "watch-timeout": { type: "string", default: "5m" },
       "metrics-listen": { type: "string" },
+      "unhealthy-after": { type: "string", default: "2m" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -137,6 +145,8 @@ export function parseWatchArgs(argv: string[]): WatchOptions | "help" {
       );
     }
   }
+  const unhealthyAfterMs = parseDuration("--unhealthy-after", values["unhealthy-after"]);
+  if (unhealthyAfterMs < 1000) throw new UsageError("--unhealthy-after: must be at least 1s");
   const identity = values.identity ?? `${os.hostname()}_${randomBytes(4).toString("hex")}`;
   if (!identity.trim()) throw new UsageError("--identity: must not be empty");
   return {
@@ -157,6 +167,7 @@ export function parseWatchArgs(argv: string[]): WatchOptions | "help" {
     snapshotMaxHoldOffMs: parseDuration("--snapshot-max-hold-off", values["snapshot-max-hold-off"]),
     watchTimeoutSeconds: Math.round(watchTimeoutMs / 1000),
     ...(values["metrics-listen"] ? { metricsListen: values["metrics-listen"] } : {}),
+    unhealthyAfterMs,
   };
 }
 
@@ -182,22 +193,56 @@ function clusterAccess(opts: WatchOptions): ClusterAccess {
   return access;
 }
 
-/** The client for POST /reconcile, its token and CA checked before anything starts. */
-function reconcileCaller(opts: WatchOptions, access: ClusterAccess): ReconcileClient {
-  if (opts.tokenFile) readFileOr("--token-file", opts.tokenFile);
-  const caPem = opts.reconcileCa ? readFileOr("--reconcile-ca", opts.reconcileCa) : undefined;
-  if (caPem !== undefined && !caPem.includes("-----BEGIN CERTIFICATE-----")) {
-    throw new UsageError(`--reconcile-ca: ${opts.reconcileCa} holds no PEM certificate`);
+/** Why a CA bundle cannot be used, or undefined: every certificate in it must parse (a file caught half-written does not). */
+export function caBundleProblem(text: string): string | undefined {
+  const blocks = text.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+  if (blocks.length === 0) return "holds no PEM certificate";
+  for (const [i, block] of blocks.entries()) {
+    try {
+      new X509Certificate(block);
+    } catch (err) {
+      return `certificate ${i + 1} does not parse: ${(err as Error).message}`;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The client for POST /reconcile, its token and CA checked before anything
+ * starts; both files are followed as they change (a rotated CA from the next call).
+ */
+function reconcileCaller(opts: WatchOptions, access: ClusterAccess, logger: Logger): ReconcileClient {
+  if (opts.tokenFile && !readFileOr("--token-file", opts.tokenFile).trim())
+    throw new UsageError(`--token-file: ${opts.tokenFile} is empty`);
+  let ca: ReloadingFile | undefined;
+  if (opts.reconcileCa) {
+    const problem = caBundleProblem(readFileOr("--reconcile-ca", opts.reconcileCa));
+    if (problem) throw new UsageError(`--reconcile-ca: ${opts.reconcileCa} ${problem}`);
+    ca = new ReloadingFile(opts.reconcileCa, {
+      check: caBundleProblem,
+      onChange: (e) => {
+        if (e.taken) logger.info({ file: e.path }, "--reconcile-ca changed: using it from the next call");
+        else
+          logger.warn(
+            { file: e.path, reason: e.reason },
+            "--reconcile-ca changed but cannot be used: keeping the last one",
+          );
+      },
+    });
   }
   return reconcileClient({
     url: opts.reconcileUrl,
     token: tokenSource(opts.tokenFile, access.token),
-    ...(caPem ? { caPem } : {}),
+    ...(ca ? { ca: () => ca.current() } : {}),
     maxSockets: opts.concurrency + 1,
   });
 }
 
-/** GET /metrics and /healthz on --metrics-listen; `watcher` is read per request (it starts after). */
+/**
+ * GET /metrics, /healthz and /readyz on --metrics-listen; `watcher` is read per
+ * request (it starts after). Liveness: /reconcile reachable. Readiness: caches
+ * synced, leader or not, so a rollout waits for a replica that could take over warm.
+ */
 async function startMetricsServer(
   listen: string,
   registry: Registry,
@@ -213,16 +258,24 @@ async function startMetricsServer(
         (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
         (err: Error) => res.writeHead(500).end(err.message),
       );
-    } else if (path === "/healthz") {
+    } else if (path === "/healthz" || path === "/readyz") {
       const w = watcher();
+      const health = w?.health() ?? { healthy: true };
+      const synced = w?.synced() ?? false;
+      const ok = path === "/healthz" ? health.healthy : synced;
       const body = {
-        ok: true,
+        ok,
         leader: w?.isLeader() ?? false,
-        synced: w?.synced() ?? false,
+        synced,
         queueDepth: w?.queue.len() ?? 0,
         identity,
+        ...(health.healthy
+          ? {}
+          : {
+              unhealthy: `${health.failures} calls in a row to /reconcile got no reply over ${Math.round(health.forMs / 1000)} s; last: ${health.lastError}`,
+            }),
       };
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+      res.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
     } else {
       res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
     }
@@ -259,7 +312,7 @@ export const watchCommand: Command = {
     }
     const registry = createRegistry();
     const access = clusterAccess(opts);
-    const reconcile = reconcileCaller(opts, access);
+    const reconcile = reconcileCaller(opts, access, logger);
     // Listening first: a port in use fails the command before any watch starts.
     let watcher: RunningWatcher | undefined = undefined;
     const metricsServer = opts.metricsListen
@@ -278,6 +331,7 @@ export const watchCommand: Command = {
         snapshotMaxHoldOffMs: opts.snapshotMaxHoldOffMs,
       },
       resyncMs: opts.resyncMs,
+      health: { windowMs: opts.unhealthyAfterMs },
       watchTimeoutSeconds: opts.watchTimeoutSeconds,
       ...(opts.leaderElect
         ? {

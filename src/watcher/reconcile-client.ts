@@ -1,7 +1,10 @@
 // The call to POST /reconcile: `{ key }` with the watcher's bearer token,
 // over TLS verified against the given CA. The reply is parsed strictly; any
 // other status, a malformed reply or a network error is a failure the queue
-// retries with backoff.
+// retries with backoff. A failure with no reply at all says so (`unreachable`):
+// the watcher's liveness counts those, not a server's error answers. The CA and
+// the token are asked for on every call, so a rotated CA or token file is used
+// from the next call on.
 
 import { existsSync } from "node:fs";
 import http from "node:http";
@@ -12,12 +15,15 @@ import { parseReconcileReply, type ReconcileOutcome } from "../reconcile/protoco
 
 export type { ReconcileOutcome };
 
+/** What a call came to: the server's reply, or no reply at all. */
+export type CallOutcome = ReconcileOutcome | { kind: "failed"; reason: string; unreachable: true };
+
 export interface ReconcileClientOptions {
   url: string;
   /** Re-read now and then: projected service account tokens rotate. */
   token: () => string | undefined;
-  /** PEM bundle to verify the server against; the system's roots when absent. */
-  caPem?: string;
+  /** PEM bundle to verify the server against, as of now; the system's roots when absent. */
+  ca?: () => string;
   /** Whole-call timeout (default 120 s: a snapshot of many routes takes time). */
   timeoutMs?: number;
   /** Connections kept open to the endpoint. */
@@ -25,7 +31,7 @@ export interface ReconcileClientOptions {
 }
 
 export interface ReconcileClient {
-  reconcile(key: string, signal?: AbortSignal): Promise<ReconcileOutcome>;
+  reconcile(key: string, signal?: AbortSignal): Promise<CallOutcome>;
   close(): void;
 }
 
@@ -34,14 +40,30 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
   const secure = url.protocol === "https:";
   if (!secure && url.protocol !== "http:")
     throw new Error(`--reconcile-url must be http(s), got ${url.protocol}`);
-  const agent = secure
-    ? new https.Agent({
-        keepAlive: true,
-        maxSockets: opts.maxSockets ?? 8,
-        ...(opts.caPem ? { ca: opts.caPem } : {}),
-      })
-    : new http.Agent({ keepAlive: true, maxSockets: opts.maxSockets ?? 8 });
+  const maxSockets = opts.maxSockets ?? 8;
   const timeoutMs = opts.timeoutMs ?? 120_000;
+  const newAgent = (ca: string | undefined): http.Agent =>
+    secure
+      ? new https.Agent({ keepAlive: true, maxSockets, ...(ca ? { ca } : {}) })
+      : new http.Agent({ keepAlive: true, maxSockets });
+  let agentCa = opts.ca?.();
+  let agent = newAgent(agentCa);
+  // Agents made for an older CA: their calls in flight may finish (a call lasts
+  // at most timeoutMs), then they go.
+  const retired = new Set<http.Agent>();
+  const currentAgent = (): http.Agent => {
+    const ca = opts.ca?.();
+    if (!secure || ca === agentCa) return agent;
+    const old = agent;
+    retired.add(old);
+    setTimeout(() => {
+      old.destroy();
+      retired.delete(old);
+    }, timeoutMs + 1000).unref();
+    agentCa = ca;
+    agent = newAgent(ca);
+    return agent;
+  };
 
   return {
     reconcile(key, signal) {
@@ -55,11 +77,12 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
         };
         const req = (secure ? https : http).request(
           url,
-          { method: "POST", agent, headers, signal },
+          { method: "POST", agent: currentAgent(), headers, signal },
           (res) => {
             const chunks: Buffer[] = [];
             res.on("data", (c: Buffer) => chunks.push(c));
-            res.on("error", (err) => resolve({ kind: "failed", reason: err.message }));
+            // The reply was cut off: as good as none.
+            res.on("error", (err) => resolve({ kind: "failed", reason: err.message, unreachable: true }));
             res.on("end", () => {
               const text = Buffer.concat(chunks).toString("utf8");
               if (res.statusCode !== 200) {
@@ -71,12 +94,20 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
           },
         );
         req.setTimeout(timeoutMs, () => req.destroy(new Error(`no reply in ${timeoutMs} ms`)));
-        req.on("error", (err) => resolve({ kind: "failed", reason: err.message }));
+        req.on("error", (err) =>
+          resolve(
+            err.name === "AbortError"
+              ? { kind: "failed", reason: err.message }
+              : { kind: "failed", reason: err.message, unreachable: true },
+          ),
+        );
         req.end(body);
       });
     },
     close() {
       agent.destroy();
+      for (const a of retired) a.destroy();
+      retired.clear();
     },
   };
 }
@@ -84,7 +115,9 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
 /**
  * Where the bearer token comes from: --token-file, else the in-cluster
  * service account token, else the kubeconfig user's token. The file is read
- * again once a minute at most, as every token file is.
+ * again once a second at most: a rotated or replaced token is sent from the
+ * next call (a kubeconfig's token files keep client-go's minute; here a stale
+ * token stalls every reconcile).
  */
 export function tokenSource(
   file: string | undefined,
@@ -92,5 +125,5 @@ export function tokenSource(
 ): () => string | undefined {
   const path = file ?? (existsSync(SERVICE_ACCOUNT_TOKEN) ? SERVICE_ACCOUNT_TOKEN : undefined);
   if (!path) return () => kubeconfigToken;
-  return fileToken(path, "the reconcile token");
+  return fileToken(path, "the reconcile token", 1000);
 }

@@ -7,10 +7,12 @@ import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { PLURAL } from "../api/types.js";
 import { Informer, type EventType } from "../kube/informer.js";
+import { CallHealth, type CallHealthOptions, type Health } from "./call-health.js";
 import type { KubeClient } from "../kube/client.js";
 import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
 import { LeaderElector } from "../kube/lease.js";
 import { createQueueMetrics } from "./queue-metrics.js";
+import { routeFingerprint } from "./route-fingerprint.js";
 import type { ReconcileClient } from "./reconcile-client.js";
 import { keyOf, type Watched } from "../kube/object-key.js";
 import { edgeRoutesPath, ENDPOINT_SLICES_PATH, SERVICES_PATH } from "../kube/paths.js";
@@ -32,12 +34,17 @@ export interface WatcherOptions {
   watchTimeoutSeconds?: number;
   /** On a graceful stop, how long calls in flight may finish before they are cut (default 10 s). */
   drainMs?: number;
+  /** When calls that get no reply make this replica unhealthy. */
+  health?: CallHealthOptions;
 }
 
 export interface RunningWatcher {
   readonly queue: WorkQueue;
   isLeader(): boolean;
+  /** Every informer has listed once: the caches are warm (readiness, leader or not). */
   synced(): boolean;
+  /** Whether /reconcile has been reachable (liveness). */
+  health(): Health;
   stop(): Promise<void>;
 }
 
@@ -72,21 +79,6 @@ function watcherMetrics(registry: Registry): WatcherMetrics {
 }
 
 /**
- * What of a route, beyond its status, calls for a reconcile: a status-only
- * write (the reconciler's own) changes none of it, so it does not come back
- * as work.
- */
-function routeFingerprint(obj: Watched): string {
-  const m = (obj.metadata ?? {}) as {
-    generation?: unknown;
-    deletionTimestamp?: unknown;
-    finalizers?: unknown;
-  };
-  const fin = Array.isArray(m.finalizers) ? m.finalizers.join(",") : "";
-  return `${String(m.generation ?? "")}|${m.deletionTimestamp ? "del" : ""}|${fin}`;
-}
-
-/**
  * The watcher, in named phases: the event handlers that turn changes into
  * keys, the informers that feed them, the workers that call /reconcile while
  * this replica leads, and the leader election that starts and stops them.
@@ -102,7 +94,8 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
     for (const k of routes.keys()) queue.add(k);
     queue.add(SNAPSHOT_KEY);
   };
-  const workers = reconcileWorkers(opts, queue, metrics, resyncAll);
+  const reachability = new CallHealth(opts.health);
+  const workers = reconcileWorkers(opts, queue, metrics, reachability, resyncAll);
   const elector = electLeader(opts, workers);
   const resyncMs = opts.resyncMs ?? 300_000;
   const resync = resyncMs > 0 ? setInterval(resyncAll, resyncMs) : undefined;
@@ -111,6 +104,7 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
     queue,
     isLeader: () => workers.running(),
     synced: () => informers.every((i) => i.hasSynced()),
+    health: () => reachability.health(),
     async stop() {
       clearInterval(resync);
       // Finish what is in flight before giving the lease up, so the successor
@@ -197,6 +191,7 @@ function reconcileWorkers(
   opts: WatcherOptions,
   queue: WorkQueue,
   metrics: WatcherMetrics | undefined,
+  reachability: CallHealth,
   onStart: () => void,
 ): Workers {
   const { reconcile, log } = opts;
@@ -216,6 +211,8 @@ function reconcileWorkers(
       return;
     }
     metrics?.calls.inc({ lane, outcome: out.kind });
+    if (out.kind === "failed" && "unreachable" in out) reachability.unreachable(out.reason);
+    else reachability.replied();
     switch (out.kind) {
       case "done":
         queue.forget(key);
@@ -262,6 +259,7 @@ function reconcileWorkers(
     if (!w) return;
     work = undefined;
     metrics?.leader.set(0);
+    reachability.reset();
     w.taking.abort();
     if (drainMs <= 0) w.calls.abort();
     const all = Promise.all(w.workers);

@@ -159,6 +159,42 @@ describe("helm lint and helm template", () => {
       `--reconcile-url=https://${FULLNAME}.${NS}.svc:443/reconcile`,
     );
   });
+
+  it("probes the watcher: ready when its caches have synced, alive while /reconcile answers", async () => {
+    type Probe = { httpGet?: { path?: string; port?: unknown; scheme?: string } };
+    type Container = {
+      args: string[];
+      ports: { name: string; containerPort: number }[];
+      readinessProbe?: Probe;
+      livenessProbe?: Probe;
+    };
+    const container = async (args: string[]): Promise<Container> => {
+      const dep = find(await render(args), "Deployment", `${FULLNAME}-watcher`) as Doc & {
+        spec: { template: { spec: { containers: Container[] } } };
+      };
+      const c = dep.spec.template.spec.containers[0];
+      if (!c) throw new Error("the watcher Deployment has no container");
+      return c;
+    };
+    const c = await container([]);
+    // Both probes reach the plain-HTTP listener the watcher is told to open.
+    const metricsPort = c.ports.find((p) => p.name === "metrics")?.containerPort;
+    expect(c.args).toContain(`--metrics-listen=0.0.0.0:${metricsPort}`);
+    expect(c.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "metrics" });
+    expect(c.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "metrics" });
+    expect(c.args).toContain("--unhealthy-after=2m");
+    expect((await container(["--set", "watcher.unhealthyAfter=5m"])).args).toContain("--unhealthy-after=5m");
+    const bad = await cp.helm([
+      "template",
+      RELEASE,
+      CHART,
+      ...KUBE_VERSION,
+      "--set",
+      "watcher.unhealthyAfter=soon",
+    ]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain("unhealthyAfter");
+  });
 });
 
 describe("the server's V8 heap sizing", () => {

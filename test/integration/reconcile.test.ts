@@ -286,6 +286,59 @@ describe("reconcile: the lab's lifecycle", () => {
     expect(metrics).toMatch(/edge_operator_dataplane_pushes_total\{result="ok"\} [1-9]/);
     expect(cond(await getRoute(cp, "q1", ns), "Programmed")).toBe("True(Synced)");
   });
+
+  it("programs an edit of a v1 object's v2-spec annotation alone, which moves no generation", async () => {
+    const ns = await fresh("annotation");
+    await apply(cp, service("cart", ns));
+    const twoRules = route("annotated", ns, { path: "/a" });
+    twoRules.spec.rules.push({
+      matches: [{ path: { type: "PathPrefix", value: "/b" } }],
+      backends: [{ name: "cart", port: 8080 }],
+    });
+    await apply(cp, twoRules);
+    const synced = await waitForConditions(cp, "annotated", "True(Valid)", "True(Synced)", ns);
+    const clusters = async () =>
+      Object.keys((await stack.dataPlane()).endpoints)
+        .filter((c) => c.startsWith(`${ns}/`))
+        .sort();
+    expect(await clusters()).toEqual([`${ns}/cart:8080`, `${ns}/checkout:8080`]);
+
+    // Stored as v1, the second rule lives in the annotation; a v1 client edits
+    // only that, dropping the rule.
+    const v1 = await cp.kubectl(["get", "edgeroutes.v1.net.10xdev.io", "annotated", "-n", ns, "-o", "json"]);
+    expect(v1.code, v1.stderr).toBe(0);
+    const annotations = (JSON.parse(v1.stdout) as { metadata: { annotations?: Record<string, string> } })
+      .metadata.annotations;
+    const annotated = JSON.parse(annotations?.["net.10xdev.io/v2-spec"] ?? "null") as typeof twoRules.spec;
+    expect(annotated.rules).toHaveLength(2);
+    const oneRule = JSON.stringify({ ...annotated, rules: annotated.rules.slice(0, 1) });
+    const before = await stack.dataPlane();
+    const edit = await cp.kubectl([
+      "annotate",
+      "edgeroutes.v1.net.10xdev.io",
+      "annotated",
+      "-n",
+      ns,
+      "--overwrite",
+      `net.10xdev.io/v2-spec=${oneRule}`,
+    ]);
+    expect(edit.code, edit.stderr).toBe(0);
+    const edited = await getRoute(cp, "annotated", ns);
+    expect(edited?.spec.rules).toHaveLength(1);
+    expect(edited?.metadata.generation).toBe(synced.metadata.generation);
+
+    // Nobody reconciles by hand: the watcher sees the meaning change and the
+    // data plane stops routing /b to cart (the resync is 5 minutes away).
+    await waitFor(
+      "the data plane to drop the removed rule",
+      async () => ((await clusters()).includes(`${ns}/cart:8080`) ? undefined : true),
+      15_000,
+    );
+    const after = await stack.dataPlane();
+    expect(after.version).not.toBe(before.version);
+    expect(await clusters()).toEqual([`${ns}/checkout:8080`]);
+    expect(await servedIn(ns)).toEqual([`${ns}/annotated`]);
+  });
 });
 
 async function fetchText(url: string, caPem: string): Promise<string> {
