@@ -54,6 +54,8 @@ export interface ReconcilerOptions {
   writeConcurrency?: number;
   /** How long one snapshot reconcile may spend writing statuses before it hands the rest to the next call. */
   writeBudgetMs?: number;
+  /** When the data plane waits on its clients (xds: none connected, or not all ACKed): when to look again. */
+  clientWaitRequeueMs?: number;
 }
 
 function isConflict(e: unknown): boolean {
@@ -205,8 +207,8 @@ export class Reconciler {
     let released = 0;
     let stuck = 0;
     await eachConcurrently(terminating, this.opts.writeConcurrency ?? 32, async (route) => {
-      if (push.ok) {
-        // The data plane holds a snapshot without this route: traffic no longer goes to it.
+      if (push.ok || push.unserved) {
+        // The data plane holds a snapshot without this route (or holds nothing): traffic no longer goes to it.
         try {
           if (await releaseFinalizer(this.kube, route)) released++;
         } catch (e) {
@@ -253,6 +255,11 @@ export class Reconciler {
 
     if (did.length === 0) did.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
 
+    // Waiting on xDS clients (none connected, or not all answered) is looked at again
+    // steadily, not with a growing backoff: the first client to connect should see
+    // its routes Programmed within seconds.
+    if (!push.ok && (push.reason === "NoDataPlane" || push.reason === "Pending"))
+      return { result: "requeue", did, requeueAfterMs: this.opts.clientWaitRequeueMs ?? 5_000 };
     if (!push.ok) return { result: "requeue", did };
     if (deferred > 0) return { result: "done", did, enqueue: [SNAPSHOT_KEY] };
     return { result: "done", did };
@@ -261,8 +268,9 @@ export class Reconciler {
     const current = await this.dataPlane.current();
     if (current === snapshot.version) return { ok: true };
     const accepted = snapshot.outcomes.filter((o) => o.accepted).length;
-    // An empty data plane need not be told it is empty: nothing was ever programmed.
-    if (current === undefined && accepted === 0) return { ok: true };
+    // An empty data plane need not be told it is empty: nothing was ever programmed
+    // (unless it keeps serving what it last held to clients that connect later).
+    if (current === undefined && accepted === 0 && !this.dataPlane.keepsServing) return { ok: true };
     const res = await this.dataPlane.program(snapshot);
     this.metrics.pushes.inc({ result: res.ok ? "ok" : res.reason });
     if (!res.ok) {
@@ -273,8 +281,9 @@ export class Reconciler {
       );
       return {
         ok: false,
-        reason: res.reason === "SnapshotTooLarge" ? "SnapshotTooLarge" : "PushFailed",
+        reason: res.reason,
         message: res.message,
+        ...(res.unserved ? { unserved: true } : {}),
       };
     }
     did.push(`pushed snapshot ${snapshot.version} (${accepted} route(s))`);
