@@ -69,7 +69,7 @@ export class TypeAck {
   }
 
   lastNack(): { readonly version: string; readonly message: string } | undefined {
-    return this.nacked;
+    return this.nacked && { version: this.nacked.version, message: this.nacked.message };
   }
 
   /** Where this client stands on the content `digest`. */

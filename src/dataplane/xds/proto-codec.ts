@@ -235,7 +235,12 @@ function plainToJson(type: protobuf.Type, plain: Record<string, unknown>): Recor
         return decodeResource({ type_url: o.type_url as string, value: o.value as Uint8Array });
       if (resolved.fullName === ".google.protobuf.Duration") {
         const nanos = Number(o.nanos ?? 0);
-        const frac = nanos === 0 ? "" : `.${String(Math.abs(nanos)).padStart(9, "0").replace(/0+$/, "")}`;
+        const frac =
+          nanos === 0
+            ? ""
+            : `.${String(Math.abs(nanos))
+                .padStart(9, "0")
+                .replace(/(000)+$/, "")}`;
         return `${Number(o.seconds ?? 0)}${frac}s`;
       }
       if (WRAPPERS.has(resolved.fullName)) return o.value;
