@@ -1,6 +1,6 @@
 // Assembles what /reconcile needs from the serve command's flags: the cluster
-// client, the data plane, the caller check, and (memory sink only) the debug
-// surface that tests and the demo read.
+// client, the data plane, the caller check, and the debug surface that tests
+// and the demo read (memory: the snapshot held; xds: the clients and their ACKs).
 
 import { errorReply, type JsonRoute } from "../server/json-route.js";
 import { logger } from "../server/logger.js";
@@ -8,12 +8,13 @@ import { kubeClient } from "../kube/client.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { MemoryDataPlane } from "../dataplane/memory.js";
+import type { XdsDataPlane } from "../dataplane/xds/xds-dataplane.js";
 import { requireCaller, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
 import { kubeEventRecorder } from "./events.js";
 import { reconcileRoute } from "./reconcile-route.js";
 import { Reconciler } from "./reconciler.js";
 
-export const DATA_PLANES = ["memory", "envoy-configmap"] as const;
+export const DATA_PLANES = ["memory", "envoy-configmap", "xds"] as const;
 export type DataPlaneKind = (typeof DATA_PLANES)[number];
 
 export interface ReconcileSetupOptions {
@@ -22,6 +23,15 @@ export interface ReconcileSetupOptions {
   configMapNamespace: string;
   configMapName: string;
   deprogramTimeoutMs: number;
+  /** xds: where the ADS server listens, and its TLS key pair (absent: plaintext). */
+  xds?: {
+    readonly host: string;
+    readonly port: number;
+    readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+    readonly ackTimeoutMs?: number;
+  };
+  /** Told how to stop what this started (the ADS server), for a graceful stop. */
+  onClose?: (close: () => void) => void;
 }
 
 export async function reconcileRoutes(
@@ -32,8 +42,23 @@ export async function reconcileRoutes(
   const kube = kubeClient(kc);
   let dataPlane: DataPlane;
   const memory = opts.dataPlane === "memory" ? new MemoryDataPlane() : undefined;
+  let xds: XdsDataPlane | undefined;
   if (memory) {
     dataPlane = memory;
+  } else if (opts.dataPlane === "xds") {
+    // Loaded only for this sink: gRPC stays out of the other sinks' memory.
+    const { XdsDataPlane } = await import("../dataplane/xds/xds-dataplane.js");
+    const where = opts.xds ?? { host: "127.0.0.1", port: 18000 };
+    xds = new XdsDataPlane({
+      log: logger,
+      ...(where.tls ? { tls: where.tls } : {}),
+      ...(where.ackTimeoutMs !== undefined ? { ackTimeoutMs: where.ackTimeoutMs } : {}),
+    });
+    const port = await xds.listen(where.host, where.port);
+    logger.info({ host: where.host, port, tls: where.tls !== undefined }, "ADS server listening");
+    const started = xds;
+    opts.onClose?.(() => started.stop());
+    dataPlane = xds;
   } else {
     const { EnvoyConfigMapDataPlane } = await import("../dataplane/envoy-configmap.js");
     dataPlane = new EnvoyConfigMapDataPlane(kube, {
@@ -44,10 +69,26 @@ export async function reconcileRoutes(
   const auth: CallerAuth = tokenReviewAuth(kube);
   const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
     deprogramTimeoutMs: opts.deprogramTimeoutMs,
+    // Clusters and route configurations point their clients back at ADS.
+    ...(xds ? { snapshot: { configSource: { kind: "ads" } } } : {}),
   });
   const routes = [reconcileRoute(reconciler, auth)];
   if (memory) routes.push(...memoryDebugRoutes(memory, auth));
+  if (xds) routes.push(xdsDebugRoute(xds, auth));
   return routes;
+}
+
+/** GET /debug/xds: the xds sink only, same callers as /reconcile: the version served, the verdict, each client. */
+function xdsDebugRoute(xds: XdsDataPlane, auth: CallerAuth): JsonRoute {
+  return {
+    path: "/debug/xds",
+    method: "GET",
+    limit: 0,
+    handle: requireCaller(auth, () => ({
+      status: 200,
+      body: { version: xds.server.current()?.version, verdict: xds.server.verdict(), clients: xds.clients() },
+    })),
+  };
 }
 
 /** GET /debug/dataplane and POST /debug/dataplane/fail-next: the memory sink only, same callers as /reconcile. */
