@@ -3,10 +3,11 @@
 // versions and nonces; ACK, NACK and stale nonces; Delta's diffs and removals.
 // (grpc-client.test.ts drives the same server with gRPC's real xDS client.)
 
-import type * as grpc from "@grpc/grpc-js";
+import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adsSnapshot, edgeRoute, endpoints, PORT } from "../../../test/xds/fixtures.js";
 import { adsClient, deltaStream, sotwStream } from "../../../test/xds/raw-ads-client.js";
+import { createCa, issueCertificate } from "../../certs/pki.js";
 import { TYPE_URL } from "../../reconcile/envoy-resources.js";
 import { decodeResource } from "./proto-codec.js";
 import { XdsDataPlane } from "./xds-dataplane.js";
@@ -236,5 +237,36 @@ describe("Delta", () => {
     const diff = (await again.next()).message;
     expect(diff.resources.map((r) => r.name)).toEqual([cluster("b")]);
     again.end();
+  });
+});
+
+describe("TLS", () => {
+  it("with the operator's serving key pair, a client that trusts the CA gets the snapshot; a plaintext one does not", async () => {
+    const ca = createCa();
+    const leaf = issueCertificate(ca, {
+      commonName: "edge-operator",
+      dnsNames: ["localhost"],
+      ips: ["127.0.0.1"],
+      usage: "server",
+    });
+    const tls = new XdsDataPlane({ tls: { cert: Buffer.from(leaf.cert), key: Buffer.from(leaf.key) } });
+    const port = await tls.listen("127.0.0.1", 0);
+    try {
+      await tls.program(two);
+      const trusted = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createSsl(Buffer.from(ca.cert)));
+      const s = sotwStream(trusted);
+      s.send({ node: NODE, type_url: TYPE_URL.cluster });
+      expect((await s.next()).message.version_info).toBe(two.version);
+      s.end();
+      trusted.close();
+      const plain = adsClient(port);
+      const p = sotwStream(plain);
+      p.send({ node: NODE, type_url: TYPE_URL.cluster });
+      await expect(p.next(1_500)).rejects.toThrow();
+      p.end();
+      plain.close();
+    } finally {
+      tls.stop();
+    }
   });
 });
