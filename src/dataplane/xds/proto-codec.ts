@@ -157,6 +157,19 @@ export function encodeResource(json: { readonly "@type": string }): EncodedAny {
   return { type_url: url, value: type.encode(toEncodable(type, json, type.name, true)).finish() };
 }
 
+/** A message (no `@type`) in proto3 JSON form → its bytes. */
+export function encodeMessage(typeName: string, json: unknown): Uint8Array {
+  const type = messageType(typeName);
+  return type.encode(toEncodable(type, json, type.name)).finish();
+}
+
+/** The field number of `field` in `typeName`: for writing a repeated field piece by piece. */
+export function fieldNumber(typeName: string, field: string): number {
+  const f = messageType(typeName).fields[field];
+  if (f === undefined) throw new Error(`${typeName} has no field ${field}`);
+  return f.id;
+}
+
 /** An Any's bytes → the resource in proto3 JSON form, `@type` first (tests use it to read what was sent). */
 export function decodeResource(any: EncodedAny): Record<string, unknown> {
   const type = messageType(any.type_url);

@@ -34,7 +34,7 @@ import {
   type VirtualHost,
 } from "../../reconcile/envoy-resources.js";
 import type { Snapshot } from "../../reconcile/snapshot.js";
-import { encodeResource, type EncodedAny } from "./proto-codec.js";
+import { encodeMessage, encodeResource, fieldNumber, type EncodedAny } from "./proto-codec.js";
 
 /** The order a snapshot is pushed in: clusters before their endpoints, listeners before their routes. */
 export const PUSH_ORDER = [
@@ -238,6 +238,24 @@ export function covers(
   return true;
 }
 
+const VIRTUAL_HOST = "envoy.config.route.v3.VirtualHost";
+const VIRTUAL_HOSTS_FIELD = fieldNumber(TYPE_URL.routeConfiguration, "virtual_hosts");
+
+/** A length-delimited field's key: its number and wire type 2. */
+function fieldKey(field: number): Uint8Array {
+  return varint((field << 3) | 2);
+}
+
+function varint(n: number): Uint8Array {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  out.push(n);
+  return Uint8Array.from(out);
+}
+
 function shortHash(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex").slice(0, 16);
 }
@@ -257,6 +275,28 @@ export function digestOf(resources: readonly XdsResource[]): string {
  */
 export class XdsEncoder {
   private previous = new Map<string, XdsResource>();
+  private previousHosts = new Map<string, Uint8Array>();
+  private nextHosts = new Map<string, Uint8Array>();
+
+  /**
+   * A route configuration is one resource holding every virtual host: it is
+   * written as its other fields followed by each virtual host's bytes (a
+   * repeated field is its elements one after another), and a virtual host that
+   * did not change keeps its bytes: a one-route change encodes one host.
+   */
+  private routeConfiguration(rc: XdsRouteConfiguration): XdsResource {
+    const { virtual_hosts: hosts = [], ...head } = rc;
+    const parts: Uint8Array[] = [encodeResource(head).value];
+    for (const vh of hosts) {
+      const key = JSON.stringify(vh);
+      let bytes = this.previousHosts.get(key) ?? this.nextHosts.get(key);
+      if (bytes === undefined) bytes = encodeMessage(VIRTUAL_HOST, vh);
+      this.nextHosts.set(key, bytes);
+      parts.push(fieldKey(VIRTUAL_HOSTS_FIELD), varint(bytes.byteLength), bytes);
+    }
+    const value = Buffer.concat(parts);
+    return { name: rc.name, version: shortHash(value), any: { type_url: rc["@type"], value } };
+  }
 
   encode(snapshot: Snapshot): XdsSnapshot {
     const next = new Map<string, XdsResource>();
@@ -294,9 +334,11 @@ export class XdsEncoder {
         one(c.cluster_name, withLocality(c)),
       ),
       [TYPE_URL.listener]: listeners,
-      [TYPE_URL.routeConfiguration]: rc.map((c) => one(c.name, c)),
+      [TYPE_URL.routeConfiguration]: rc.map((c) => this.routeConfiguration(c)),
     };
     this.previous = next;
+    this.previousHosts = this.nextHosts;
+    this.nextHosts = new Map();
     const clustersOf = new Map<string, readonly string[]>();
     const all = resources.clusters.map((c) => c.name);
     for (const l of resources.listeners) clustersOf.set(l.name, all);
