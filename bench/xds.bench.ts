@@ -8,8 +8,8 @@
 
 import { performance } from "node:perf_hooks";
 import type { EdgeRouteV2 } from "../src/api/types.js";
-import { TYPE_URL } from "../src/reconcile/envoy-resources.js";
-import { buildSnapshot, type Snapshot } from "../src/reconcile/snapshot.js";
+import { TYPE_URL } from "../src/envoy/envoy-resources.js";
+import { buildSnapshot, type Snapshot } from "../src/envoy/snapshot.js";
 import { XdsEncoder } from "../src/dataplane/xds/resources.js";
 import { XdsDataPlane } from "../src/dataplane/xds/xds-dataplane.js";
 import { decodeResource } from "../src/dataplane/xds/proto-codec.js";

@@ -3,9 +3,9 @@
 
 import type { EdgeRouteV2 } from "../api/types.js";
 import type { ProgramFailureReason } from "../dataplane/dataplane.js";
-import { describeDropped } from "./conflicts.js";
+import { describeDropped } from "../routing/claims.js";
 import type { DesiredCondition } from "./conditions.js";
-import type { RouteOutcome } from "./snapshot.js";
+import type { RouteOutcome } from "../envoy/snapshot.js";
 
 /** The distinct Services a route sends traffic to. */
 export function backendServices(route: EdgeRouteV2): string[] {

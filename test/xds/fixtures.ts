@@ -3,8 +3,8 @@
 // ADS as the config source.
 
 import type { EdgeRouteV2, RouteRule } from "../../src/api/types.js";
-import type { ServiceEndpoints } from "../../src/reconcile/service-endpoints.js";
-import { buildSnapshot, type EndpointsByService, type Snapshot } from "../../src/reconcile/snapshot.js";
+import type { ServiceEndpoints } from "../../src/routing/service-endpoints.js";
+import { buildSnapshot, type EndpointsByService, type Snapshot } from "../../src/envoy/snapshot.js";
 
 export const NS = "shop";
 export const PORT = 50051;

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adsSnapshot, edgeRoute, endpoints, PORT } from "../../../test/xds/fixtures.js";
 import { adsClient, deltaStream, sotwStream } from "../../../test/xds/raw-ads-client.js";
 import { createCa, issueCertificate } from "../../certs/pki.js";
-import { TYPE_URL } from "../../reconcile/envoy-resources.js";
+import { TYPE_URL } from "../../envoy/envoy-resources.js";
 import { decodeResource } from "./proto-codec.js";
 import { XdsDataPlane } from "./xds-dataplane.js";
 

@@ -5,7 +5,7 @@
 // (de)serialized with Envoy's descriptor directly; no .proto files at run time.
 
 import * as grpc from "@grpc/grpc-js";
-import type { Logger } from "../../server/logger.js";
+import type { Logger } from "../../observability/logger.js";
 import { combine, type AckVerdict } from "./ack-tracker.js";
 import { DeltaStream } from "./delta-stream.js";
 import {

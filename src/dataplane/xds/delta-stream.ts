@@ -8,7 +8,7 @@
 
 import { ACKED, PENDING, TypeAck, clientStatus, type ClientStatus } from "./ack-tracker.js";
 import { encodeDeltaDiscoveryResponse, type DeltaDiscoveryRequest, type NodeInfo } from "./proto-codec.js";
-import { TYPE_URL } from "../../reconcile/envoy-resources.js";
+import { TYPE_URL } from "../../envoy/envoy-resources.js";
 import {
   PUSH_ORDER,
   covers,

@@ -7,8 +7,8 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EnvoyProtos } from "../../../test/envoy/envoy-proto.js";
 import { snapshotCase, snapshotCases } from "../../../test/golden/snapshot-cases.js";
-import type { EnvoyRoute, RouteConfiguration } from "../../reconcile/envoy-resources.js";
-import type { EnvoyPathMatch } from "../../reconcile/path-match.js";
+import type { EnvoyRoute, RouteConfiguration } from "../../envoy/envoy-resources.js";
+import type { EnvoyPathMatch } from "../../routing/path-match.js";
 import { decodeResource, encodeResource } from "./proto-codec.js";
 import { apiListener, domainFor, grpcCompatibleRoutes, XdsEncoder } from "./resources.js";
 

@@ -32,8 +32,8 @@ import {
   type EnvoyRoute,
   type RouteConfiguration,
   type VirtualHost,
-} from "../../reconcile/envoy-resources.js";
-import type { Snapshot } from "../../reconcile/snapshot.js";
+} from "../../envoy/envoy-resources.js";
+import type { Snapshot } from "../../envoy/snapshot.js";
 import { encodeMessage, encodeResource, fieldNumber, type EncodedAny } from "./proto-codec.js";
 
 /** The order a snapshot is pushed in: clusters before their endpoints, listeners before their routes. */

@@ -6,7 +6,7 @@
 // latest one sent answers an older response: it is ignored, as the protocol
 // says, since the newer response is on its way.
 
-import { TYPE_URL } from "../../reconcile/envoy-resources.js";
+import { TYPE_URL } from "../../envoy/envoy-resources.js";
 import { ACKED, PENDING, TypeAck, clientStatus, type ClientStatus } from "./ack-tracker.js";
 import { encodeDiscoveryResponse, type DiscoveryRequest, type NodeInfo } from "./proto-codec.js";
 import {

@@ -8,8 +8,8 @@
 //    nothing still serves a deleted one (its finalizer may go);
 //  - no answer from every client within the wait → Pending.
 
-import type { Snapshot } from "../../reconcile/snapshot.js";
-import type { Logger } from "../../server/logger.js";
+import type { Snapshot } from "../../envoy/snapshot.js";
+import type { Logger } from "../../observability/logger.js";
 import { errorMessage, type DataPlane, type ProgramResult } from "../dataplane.js";
 import { AdsServer } from "./ads-server.js";
 import { XdsEncoder } from "./resources.js";
