@@ -160,7 +160,8 @@ async function main(): Promise<void> {
       `# xds applied → ACKed: ${SAMPLES} routes one at a time, node ${process.version}\n` +
         `applied → watch event (floor): p50 ${fmt(f.p50, 1)} ms p99 ${fmt(f.p99, 1)} ms\n` +
         `applied → ACKed by the client: p50 ${fmt(a.p50, 1)} ms p99 ${fmt(a.p99, 1)} ms\n` +
-        `ratio p50 ${fmt(a.p50 / f.p50)} p99 ${fmt(a.p99 / f.p99)}\n`,
+        `ratio p50 ${fmt(a.p50 / f.p50)} p99 ${fmt(a.p99 / f.p99)}\n` +
+        `samples, ms, in order: ${acked.map((x) => fmt(x, 0)).join(" ")}\n`,
     );
   } finally {
     abort.abort();
