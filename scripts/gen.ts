@@ -1,10 +1,12 @@
 // `npm run gen`: writes the files generated from the TypeScript sources into
-// the chart. A unit test (test/unit/crd-files.test.ts) fails when what is
-// committed differs from what this writes.
+// the chart, and the xDS sink's protobuf descriptor. Unit tests
+// (test/unit/crd-files.test.ts, test/unit/xds-descriptor.test.ts) fail when
+// what is committed differs from what this writes.
 
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CRD_FILES_DIR, crdFiles } from "./crd-files.js";
+import { XDS_DESCRIPTOR_FILE, xdsDescriptor } from "./xds-descriptor.js";
 
 const files = crdFiles();
 mkdirSync(CRD_FILES_DIR, { recursive: true });
@@ -14,3 +16,5 @@ for (const [name, text] of files) {
   writeFileSync(join(CRD_FILES_DIR, name), text);
   process.stdout.write(`wrote ${join(CRD_FILES_DIR, name)}\n`);
 }
+writeFileSync(XDS_DESCRIPTOR_FILE, xdsDescriptor());
+process.stdout.write(`wrote ${XDS_DESCRIPTOR_FILE}\n`);

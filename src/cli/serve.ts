@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createApp } from "../server/app.js";
 import { parseListen, startHttpsServer } from "../server/https.js";
@@ -25,10 +26,18 @@ Options:
   --convert-body-limit MIB  largest ConversionReview accepted, in MiB (default 64)
   --kubeconfig FILE         cluster access for /reconcile and conflict warnings
                             (default: $KUBECONFIG, then in-cluster)
-  --dataplane KIND          memory | envoy-configmap (default memory)
+  --dataplane KIND          memory | envoy-configmap | xds (default memory)
   --dataplane-namespace NS  envoy-configmap: the ConfigMap's namespace (default
                             $POD_NAMESPACE, else default)
   --dataplane-configmap N   envoy-configmap: the ConfigMap's name (default edge-envoy-xds)
+  --xds-listen HOST:PORT    xds: where the ADS server (gRPC) listens (default
+                            127.0.0.1:18000)
+  --xds-plaintext           xds: no TLS on the ADS port (gRPC's own xDS client
+                            cannot trust a private CA); bind it to loopback or
+                            a pod-local address. Without it the ADS port uses
+                            --tls-cert/--tls-key (read at start)
+  --xds-ack-timeout DUR     xds: how long a push waits for every connected
+                            client's ACK before it says Pending (default 10s)
   --deprogram-timeout DUR   how long a deleted route waits for the data plane
                             before it says DeprogramStuck (default 2m)
   -h, --help                this text
@@ -44,6 +53,9 @@ export interface ServeOptions {
   dataPlaneNamespace: string;
   dataPlaneConfigMap: string;
   deprogramTimeoutMs: number;
+  xdsListen: string;
+  xdsPlaintext: boolean;
+  xdsAckTimeoutMs: number;
   /** --cert-secret: the key pair lives in a Secret instead of files. */
   certs?: ManagedCertOptions;
 }
@@ -61,6 +73,9 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "dataplane-namespace": { type: "string", default: process.env.POD_NAMESPACE ?? "default" },
       "dataplane-configmap": { type: "string", default: "edge-envoy-xds" },
       "deprogram-timeout": { type: "string", default: "2m" },
+      "xds-listen": { type: "string", default: "127.0.0.1:18000" },
+      "xds-plaintext": { type: "boolean", default: false },
+      "xds-ack-timeout": { type: "string", default: "10s" },
       help: { type: "boolean", short: "h" },
       ...certFlagOptions,
     },
@@ -81,8 +96,16 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       `--dataplane must be one of ${DATA_PLANES.join(", ")}, got ${JSON.stringify(values.dataplane)}`,
     );
   }
+  parseListen(values["xds-listen"]);
+  if (dataPlane === "xds" && !values["xds-plaintext"] && certs)
+    throw new UsageError(
+      "--dataplane xds takes its TLS key pair from --tls-cert/--tls-key files; with --cert-secret use --xds-plaintext",
+    );
   return {
     dataPlane,
+    xdsListen: values["xds-listen"],
+    xdsPlaintext: values["xds-plaintext"] ?? false,
+    xdsAckTimeoutMs: parseDuration("--xds-ack-timeout", values["xds-ack-timeout"]),
     dataPlaneNamespace: values["dataplane-namespace"],
     dataPlaneConfigMap: values["dataplane-configmap"],
     deprogramTimeoutMs: parseDuration("--deprogram-timeout", values["deprogram-timeout"]),
@@ -100,8 +123,10 @@ export async function buildHandlers(
   opts: ServeOptions,
   log: Logger,
   metrics: ServerMetrics,
+  onClose?: (close: () => void) => void,
 ): Promise<JsonHandler[]> {
   const access = loadKubeConfig(opts.kubeconfig);
+  const xdsAt = parseListen(opts.xdsListen);
   return [
     conversionHandler(opts.convertBodyLimit, metrics),
     ...admissionHandlers(access, { log, metrics }),
@@ -112,6 +137,14 @@ export async function buildHandlers(
         configMapNamespace: opts.dataPlaneNamespace,
         configMapName: opts.dataPlaneConfigMap,
         deprogramTimeoutMs: opts.deprogramTimeoutMs,
+        xds: {
+          ...xdsAt,
+          ackTimeoutMs: opts.xdsAckTimeoutMs,
+          ...(opts.xdsPlaintext || opts.dataPlane !== "xds"
+            ? {}
+            : { tls: { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey) } }),
+        },
+        ...(onClose ? { onClose } : {}),
       },
       { log, registry: metrics.registry },
     )),
@@ -131,7 +164,8 @@ export const serveCommand: Command = {
     const { host, port } = parseListen(opts.listen);
     let tlsLoaded = false;
     const metrics = createServerMetrics(createRegistry());
-    const handlers = await buildHandlers(opts, logger, metrics);
+    const closers: (() => void)[] = [];
+    const handlers = await buildHandlers(opts, logger, metrics, (close) => closers.push(close));
     const app = createApp({ handlers, ready: () => tlsLoaded, log: logger, metrics });
     const tls = await serveTls(opts, logger);
     const running = await startHttpsServer(app, { host, port, tls: tls.tls, log: logger });
@@ -149,6 +183,7 @@ export const serveCommand: Command = {
       process.once("SIGINT", onSignal);
     });
     tls.stop();
+    for (const close of closers) close();
     await running.stop();
     logger.info("stopped");
     return 0;

@@ -1,5 +1,5 @@
 // Where a snapshot goes. One small interface with several sinks (memory for
-// tests and the demo, a ConfigMap that Envoy watches, later xDS over gRPC).
+// tests and the demo, a ConfigMap that Envoy watches, xDS over gRPC).
 // Expected failures are answers, not exceptions: the reconcile turns them into
 // `Programmed=False` with the reason and message given here.
 
@@ -8,7 +8,7 @@ import type { Snapshot } from "../envoy/snapshot.js";
 // Sinks word their failures with the apiserver's own message, as every caller does.
 export { errorMessage } from "../kube/errors.js";
 
-export type ProgramFailureReason = "PushFailed" | "SnapshotTooLarge";
+export type ProgramFailureReason = "PushFailed" | "SnapshotTooLarge" | "Rejected" | "NoDataPlane" | "Pending";
 
 export type ProgramResult =
   /** `pushed: false` when the data plane already held this version: nothing was written. */
@@ -18,11 +18,18 @@ export type ProgramResult =
       readonly version: string;
       readonly reason: ProgramFailureReason;
       readonly message: string;
+      /** No data-plane client holds any version: nothing serves a deleted route either (xds, none connected). */
+      readonly unserved?: boolean;
     };
 
 export interface DataPlane {
-  /** For logs and metrics: `memory`, `envoy-configmap`. */
+  /** For logs and metrics: `memory`, `envoy-configmap`, `xds`. */
   readonly kind: string;
+  /**
+   * The sink serves its last snapshot to clients that connect later, so it
+   * must be told when the set of routes goes empty too (xds).
+   */
+  readonly keepsServing?: boolean;
   /** Makes the data plane serve this snapshot, unless it already does. Never rejects. */
   program(snapshot: Snapshot): Promise<ProgramResult>;
   /**

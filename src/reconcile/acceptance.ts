@@ -2,6 +2,7 @@
 // pure functions of what the reconcile read and what the data plane did.
 
 import type { EdgeRouteV2 } from "../api/types.js";
+import type { ProgramFailureReason } from "../dataplane/dataplane.js";
 import { describeDropped } from "../routing/claims.js";
 import type { DesiredCondition } from "./conditions.js";
 import type { RouteOutcome } from "../envoy/snapshot.js";
@@ -34,7 +35,13 @@ export function acceptedFrom(outcome: RouteOutcome): DesiredCondition {
 
 export type PushVerdict =
   | { readonly ok: true }
-  | { readonly ok: false; readonly reason: "PushFailed" | "SnapshotTooLarge"; readonly message: string };
+  | {
+      readonly ok: false;
+      readonly reason: ProgramFailureReason;
+      readonly message: string;
+      /** Nothing serves any route (no data-plane client): a deleted route's finalizer may go. */
+      readonly unserved?: boolean;
+    };
 
 /** Programmed, from the verdict and whether the data plane took the snapshot that holds the route. */
 export function programmedFrom(outcome: RouteOutcome, push: PushVerdict): DesiredCondition {

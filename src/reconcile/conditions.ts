@@ -6,7 +6,8 @@ import type { Condition, EdgeRouteStatus } from "../api/types.js";
 export type ConditionType = "Accepted" | "Programmed";
 
 export type AcceptedReason = "Valid" | "ServiceNotFound" | "Conflicted" | "Invalid";
-export type ProgrammedReason = "Synced" | "PushFailed" | "Pending" | "DeprogramStuck" | "SnapshotTooLarge";
+export type ProgrammedReason =
+  "Synced" | "PushFailed" | "Pending" | "DeprogramStuck" | "SnapshotTooLarge" | "Rejected" | "NoDataPlane";
 
 /** A condition as the reconcile wants it; the times and generation are filled in by `nextStatus`. */
 export interface DesiredCondition {

@@ -55,6 +55,8 @@ export interface ReconcilerOptions {
   writeConcurrency?: number;
   /** How long one snapshot reconcile may spend writing statuses before it hands the rest to the next call. */
   writeBudgetMs?: number;
+  /** When the data plane waits on its clients (xds: none connected, or not all ACKed): when to look again. */
+  clientWaitRequeueMs?: number;
   /** Where to report; a registry of its own when absent (tests). */
   metrics?: ReconcileMetrics;
 }
@@ -198,6 +200,11 @@ export class Reconciler {
     const deferred = await this.writeStatuses(live, snapshot, push, report);
     if (report.length === 0) report.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
 
+    // Waiting on xDS clients (none connected, or not all answered) is looked at again
+    // steadily, not with a growing backoff: the first client to connect should see
+    // its routes Programmed within seconds.
+    if (!push.ok && (push.reason === "NoDataPlane" || push.reason === "Pending"))
+      return { result: "requeue", did: report, requeueAfterMs: this.opts.clientWaitRequeueMs ?? 5_000 };
     if (!push.ok) return { result: "requeue", did: report };
     if (deferred > 0) return { result: "done", did: report, enqueue: [SNAPSHOT_KEY] };
     return { result: "done", did: report };
@@ -242,7 +249,8 @@ export class Reconciler {
     let released = 0;
     let stuck = 0;
     await eachConcurrently(terminating, this.opts.writeConcurrency ?? 32, async (route) => {
-      if (push.ok) {
+      // The data plane holds a snapshot without this route (or holds nothing): traffic no longer goes to it.
+      if (push.ok || push.unserved) {
         try {
           if (await releaseFinalizer(this.kube, route)) released++;
         } catch (e) {
@@ -305,7 +313,7 @@ export class Reconciler {
     if (current === snapshot.version) return { ok: true };
     const accepted = snapshot.outcomes.filter((o) => o.accepted).length;
     // An empty data plane need not be told it is empty: nothing was ever programmed.
-    if (current === undefined && accepted === 0) return { ok: true };
+    if (current === undefined && accepted === 0 && !this.dataPlane.keepsServing) return { ok: true };
     const res = await this.dataPlane.program(snapshot);
     this.metrics.pushes.inc({ result: res.ok ? "ok" : res.reason });
     if (!res.ok) {
@@ -316,8 +324,9 @@ export class Reconciler {
       );
       return {
         ok: false,
-        reason: res.reason === "SnapshotTooLarge" ? "SnapshotTooLarge" : "PushFailed",
+        reason: res.reason,
         message: res.message,
+        ...(res.unserved ? { unserved: true } : {}),
       };
     }
     report.push(`pushed snapshot ${snapshot.version} (${accepted} route(s))`);

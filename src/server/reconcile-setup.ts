@@ -1,6 +1,6 @@
 // Assembles what /reconcile needs from the serve command's flags: the cluster
-// client, the data plane, the caller check, and (memory sink only) the debug
-// surface that tests and the demo read.
+// client, the data plane, the caller check, and the debug surface that tests
+// and the demo read (memory: the snapshot held; xds: the clients and their ACKs).
 
 import { errorReply, type JsonHandler } from "./json-handler.js";
 import type { Logger } from "../observability/logger.js";
@@ -10,12 +10,13 @@ import { kubeClient } from "../kube/client.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { MemoryDataPlane } from "../dataplane/memory.js";
+import type { XdsDataPlane } from "../dataplane/xds/xds-dataplane.js";
 import { requireCaller, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { reconcileHandler } from "./reconcile-handler.js";
 import { Reconciler } from "../reconcile/reconciler.js";
 
-export const DATA_PLANES = ["memory", "envoy-configmap"] as const;
+export const DATA_PLANES = ["memory", "envoy-configmap", "xds"] as const;
 export type DataPlaneKind = (typeof DATA_PLANES)[number];
 
 export interface ReconcileSetupOptions {
@@ -24,6 +25,15 @@ export interface ReconcileSetupOptions {
   configMapNamespace: string;
   configMapName: string;
   deprogramTimeoutMs: number;
+  /** xds: where the ADS server listens, and its TLS key pair (absent: plaintext). */
+  xds?: {
+    readonly host: string;
+    readonly port: number;
+    readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+    readonly ackTimeoutMs?: number;
+  };
+  /** Told how to stop what this started (the ADS server), for a graceful stop. */
+  onClose?: (close: () => void) => void;
 }
 
 export interface ReconcileDeps {
@@ -42,8 +52,23 @@ export async function reconcileHandlers(
   const kube = kubeClient(access);
   let dataPlane: DataPlane;
   const memory = opts.dataPlane === "memory" ? new MemoryDataPlane() : undefined;
+  let xds: XdsDataPlane | undefined;
   if (memory) {
     dataPlane = memory;
+  } else if (opts.dataPlane === "xds") {
+    // Loaded only for this sink: gRPC stays out of the other sinks' memory.
+    const { XdsDataPlane } = await import("../dataplane/xds/xds-dataplane.js");
+    const where = opts.xds ?? { host: "127.0.0.1", port: 18000 };
+    xds = new XdsDataPlane({
+      log: logger,
+      ...(where.tls ? { tls: where.tls } : {}),
+      ...(where.ackTimeoutMs !== undefined ? { ackTimeoutMs: where.ackTimeoutMs } : {}),
+    });
+    const port = await xds.listen(where.host, where.port);
+    logger.info({ host: where.host, port, tls: where.tls !== undefined }, "ADS server listening");
+    const started = xds;
+    opts.onClose?.(() => started.stop());
+    dataPlane = xds;
   } else {
     const { EnvoyConfigMapDataPlane } = await import("../dataplane/envoy-configmap.js");
     dataPlane = new EnvoyConfigMapDataPlane(kube, {
@@ -55,10 +80,26 @@ export async function reconcileHandlers(
   const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
     deprogramTimeoutMs: opts.deprogramTimeoutMs,
     metrics: createReconcileMetrics(deps.registry),
+    // Clusters and route configurations point their clients back at ADS.
+    ...(xds ? { snapshot: { configSource: { kind: "ads" } } } : {}),
   });
   const handlers = [reconcileHandler(reconciler, auth)];
   if (memory) handlers.push(...memoryDebugHandlers(memory, auth));
+  if (xds) handlers.push(xdsDebugHandler(xds, auth));
   return handlers;
+}
+
+/** GET /debug/xds: the xds sink only, same callers as /reconcile: the version served, the verdict, each client. */
+function xdsDebugHandler(xds: XdsDataPlane, auth: CallerAuth): JsonHandler {
+  return {
+    path: "/debug/xds",
+    method: "GET",
+    limit: 0,
+    handle: requireCaller(auth, () => ({
+      status: 200,
+      body: { version: xds.server.current()?.version, verdict: xds.server.verdict(), clients: xds.clients() },
+    })),
+  };
 }
 
 /** GET /debug/dataplane and POST /debug/dataplane/fail-next: the memory sink only, same callers as /reconcile. */

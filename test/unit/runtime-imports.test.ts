@@ -56,6 +56,7 @@ describe("modules on the thin client", () => {
     "src/certs/ca-injector.ts",
     "src/dataplane/envoy-configmap.ts",
     "src/server/reconcile-setup.ts",
+    "src/dataplane/xds/xds-dataplane.ts",
   ])("%s loads nothing from @kubernetes/client-node at run time", (entry) => {
     expect(chainTo(entry, FORBIDDEN)).toBeUndefined();
   });

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { ACKED, PENDING, TypeAck, clientStatus, combine } from "./ack-tracker.js";
+
+describe("TypeAck", () => {
+  it("an ACK of the response sent makes its content held; a NACK keeps the old and says why", () => {
+    const t = new TypeAck();
+    expect(t.status("d1")).toEqual(PENDING);
+    t.sent("1", "v1", "d1");
+    expect(t.isLatest("1")).toBe(true);
+    expect(t.ack("1")).toBe(true);
+    expect(t.status("d1")).toEqual(ACKED);
+    expect(t.isLatest("1")).toBe(true);
+    t.sent("2", "v2", "d2");
+    expect(t.isLatest("1")).toBe(false);
+    expect(t.reject("2", "bad cluster")).toBe(true);
+    expect(t.status("d2")).toEqual({ kind: "rejected", message: "bad cluster" });
+    expect(t.status("d1")).toEqual(ACKED);
+    expect(t.ackedVersion()).toBe("v1");
+    expect(t.lastNack()).toEqual({ version: "v2", message: "bad cluster" });
+    // The same content under a later version is still refused; new content is pending.
+    expect(t.status("d3")).toEqual(PENDING);
+    t.sent("3", "v3", "d3");
+    expect(t.ack("2")).toBe(false);
+    expect(t.ack("3")).toBe(true);
+    expect(t.lastNack()).toBeUndefined();
+    expect(t.status("d3")).toEqual(ACKED);
+  });
+
+  it("an ACK of a later response answers the earlier ones too", () => {
+    const t = new TypeAck();
+    t.sent("1", "v1", "d1");
+    t.sent("2", "v2", "d2");
+    expect(t.ack("2")).toBe(true);
+    expect(t.ack("1")).toBe(false);
+    expect(t.status("d2")).toEqual(ACKED);
+  });
+});
+
+describe("combine", () => {
+  const rejected = (message: string) => ({ kind: "rejected", message }) as const;
+
+  it("no client: none; all ACKed: synced; any waiting: pending", () => {
+    expect(combine([])).toEqual({ kind: "none" });
+    expect(combine([{ id: "a", status: ACKED }])).toEqual({ kind: "synced", clients: 1 });
+    expect(
+      combine([
+        { id: "a", status: ACKED },
+        { id: "b", status: PENDING },
+      ]),
+    ).toEqual({ kind: "pending", waiting: ["b"] });
+  });
+
+  it("a refusal wins, names the first client by id whatever the order, and counts the rest", () => {
+    const clients = [
+      { id: "b", status: rejected("no B") },
+      { id: "c", status: PENDING },
+      { id: "a", status: rejected("no A") },
+    ];
+    const expected = { kind: "rejected", message: "xDS client a rejected it: no A (and 1 more client(s))" };
+    expect(combine(clients)).toEqual(expected);
+    expect(combine([...clients].reverse())).toEqual(expected);
+  });
+
+  it("a client's types: a refusal of any, then any wait", () => {
+    expect(clientStatus([ACKED, PENDING, rejected("x")])).toEqual(rejected("x"));
+    expect(clientStatus([ACKED, PENDING])).toEqual(PENDING);
+    expect(clientStatus([])).toEqual(ACKED);
+  });
+});

@@ -1,0 +1,122 @@
+// ACK and NACK, per client and per resource type, and what they add up to.
+// A client "holds" a snapshot for one type when it ACKed a response whose
+// content (the digest of the resources its subscription asked for) is that
+// snapshot's; it "rejected" it when it NACKed a response with that content.
+// Content, not version strings: a type whose resources did not change between
+// two snapshots is not sent again, and the client that ACKed it still holds it.
+
+export type ClientStatus =
+  | { readonly kind: "acked" }
+  | { readonly kind: "pending" }
+  | { readonly kind: "rejected"; readonly message: string };
+
+export const ACKED: ClientStatus = { kind: "acked" };
+export const PENDING: ClientStatus = { kind: "pending" };
+
+interface Sent {
+  readonly nonce: string;
+  readonly version: string;
+  readonly digest: string;
+}
+
+/** One resource type on one stream: the responses not yet answered, the last ACK and the last NACK. */
+export class TypeAck {
+  private outstanding: Sent[] = [];
+  private acked: Sent | undefined;
+  private nacked: (Sent & { readonly message: string }) | undefined;
+
+  sent(nonce: string, version: string, digest: string): void {
+    this.outstanding.push({ nonce, version, digest });
+    // A client answers each response; a few unanswered ones are all a live client leaves.
+    if (this.outstanding.length > 16) this.outstanding.shift();
+  }
+
+  /** The last response sent, answered or not. */
+  lastSent(): Sent | undefined {
+    return this.outstanding.at(-1) ?? this.nacked ?? this.acked;
+  }
+
+  hasSent(): boolean {
+    return this.lastSent() !== undefined;
+  }
+
+  /** Whether `nonce` is that of the last response sent (answered or not): only such a request speaks for now. */
+  isLatest(nonce: string): boolean {
+    return this.lastSent()?.nonce === nonce;
+  }
+
+  /** The client took the response sent with `nonce` (and so everything before it). False when the nonce is unknown. */
+  ack(nonce: string): boolean {
+    const i = this.outstanding.findIndex((s) => s.nonce === nonce);
+    if (i < 0) return false;
+    this.acked = this.outstanding[i];
+    this.nacked = undefined;
+    this.outstanding = this.outstanding.slice(i + 1);
+    return true;
+  }
+
+  /** The client refused the response sent with `nonce`, and keeps what it held. */
+  reject(nonce: string, message: string): boolean {
+    const i = this.outstanding.findIndex((s) => s.nonce === nonce);
+    if (i < 0) return false;
+    this.nacked = { ...(this.outstanding[i] as Sent), message };
+    this.outstanding = this.outstanding.slice(i + 1);
+    return true;
+  }
+
+  ackedVersion(): string | undefined {
+    return this.acked?.version;
+  }
+
+  lastNack(): { readonly version: string; readonly message: string } | undefined {
+    return this.nacked && { version: this.nacked.version, message: this.nacked.message };
+  }
+
+  /** Where this client stands on the content `digest`. */
+  status(digest: string): ClientStatus {
+    if (this.acked?.digest === digest) return ACKED;
+    if (this.nacked?.digest === digest) return { kind: "rejected", message: this.nacked.message };
+    return PENDING;
+  }
+}
+
+/** A client's standing over all the types it asked for: a refusal of any wins, then any wait. */
+export function clientStatus(perType: Iterable<ClientStatus>): ClientStatus {
+  let pending = false;
+  for (const s of perType) {
+    if (s.kind === "rejected") return s;
+    if (s.kind === "pending") pending = true;
+  }
+  return pending ? PENDING : ACKED;
+}
+
+export type AckVerdict =
+  /** Every connected client holds the snapshot. */
+  | { readonly kind: "synced"; readonly clients: number }
+  /** No client is connected: nothing serves any route. */
+  | { readonly kind: "none" }
+  /** At least one client refused it; the message names one and quotes it. */
+  | { readonly kind: "rejected"; readonly message: string }
+  | { readonly kind: "pending"; readonly waiting: readonly string[] };
+
+/** What the connected clients add up to, for one snapshot. */
+export function combine(
+  clients: readonly { readonly id: string; readonly status: ClientStatus }[],
+): AckVerdict {
+  if (clients.length === 0) return { kind: "none" };
+  // Sorted, so that the same clients refusing give the same message on every retry.
+  const rejected = clients
+    .filter((c) => c.status.kind === "rejected")
+    .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const first = rejected[0];
+  if (first !== undefined && first.status.kind === "rejected") {
+    const more = rejected.length > 1 ? ` (and ${rejected.length - 1} more client(s))` : "";
+    return {
+      kind: "rejected",
+      message: `xDS client ${first.id} rejected it: ${first.status.message}${more}`,
+    };
+  }
+  const waiting = clients.filter((c) => c.status.kind === "pending").map((c) => c.id);
+  if (waiting.length > 0) return { kind: "pending", waiting };
+  return { kind: "synced", clients: clients.length };
+}

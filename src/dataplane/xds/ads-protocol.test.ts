@@ -1,0 +1,272 @@
+// The ADS protocol as a client written by hand sees it, both variants: what is
+// sent for wildcard and named subscriptions, in which order, with which
+// versions and nonces; ACK, NACK and stale nonces; Delta's diffs and removals.
+// (grpc-client.test.ts drives the same server with gRPC's real xDS client.)
+
+import * as grpc from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { adsSnapshot, edgeRoute, endpoints, PORT } from "../../../test/xds/fixtures.js";
+import { adsClient, deltaStream, sotwStream } from "../../../test/xds/raw-ads-client.js";
+import { createCa, issueCertificate } from "../../certs/pki.js";
+import { TYPE_URL } from "../../envoy/envoy-resources.js";
+import { decodeResource } from "./proto-codec.js";
+import { XdsDataPlane } from "./xds-dataplane.js";
+
+const route = (name: string, service: string) =>
+  edgeRoute(
+    name,
+    [`${name}.example.com`],
+    [
+      {
+        matches: [{ path: { type: "PathPrefix", value: "/api" } }],
+        backends: [{ name: service, port: PORT }],
+      },
+    ],
+  );
+const cluster = (service: string) => `shop/${service}:${PORT}`;
+const NODE = { id: "envoy-1", cluster: "edge" };
+
+let plane: XdsDataPlane;
+let client: grpc.Client;
+
+beforeAll(async () => {
+  plane = new XdsDataPlane({ ackTimeoutMs: 3_000 });
+  client = adsClient(await plane.listen("127.0.0.1", 0));
+});
+
+afterAll(() => {
+  client?.close();
+  plane?.stop();
+});
+
+const two = adsSnapshot([route("a", "a"), route("b", "b")], endpoints({ a: [1001], b: [1002] }));
+const three = adsSnapshot(
+  [route("a", "a"), route("b", "b"), route("c", "c")],
+  endpoints({ a: [1001], b: [1002], c: [1003] }),
+);
+
+describe("State of the World", () => {
+  it("wildcard and named subscriptions, versions, nonces, ACKs, and the push order", async () => {
+    await plane.program(two);
+    const s = sotwStream(client);
+    s.send({ node: NODE, type_url: TYPE_URL.cluster });
+    const cds = (await s.next()).message;
+    expect(cds).toMatchObject({ version_info: two.version, type_url: TYPE_URL.cluster });
+    expect(cds.resources.map((r) => decodeResource(r).name)).toEqual([cluster("a"), cluster("b")]);
+    s.send({ type_url: TYPE_URL.clusterLoadAssignment, resource_names: [cluster("a"), cluster("b")] });
+    const eds = (await s.next()).message;
+    expect(eds.resources.map((r) => decodeResource(r).cluster_name)).toEqual([cluster("a"), cluster("b")]);
+    // A wildcard LDS client (Envoy) gets Envoy's listener only: no API listener.
+    s.send({ type_url: TYPE_URL.listener });
+    const lds = (await s.next()).message;
+    expect(lds.resources.map((r) => decodeResource(r).name)).toEqual(["http"]);
+    s.send({ type_url: TYPE_URL.routeConfiguration, resource_names: ["edge"] });
+    const rds = (await s.next()).message;
+    expect(new Set([cds.nonce, eds.nonce, lds.nonce, rds.nonce]).size).toBe(4);
+    // Not ACKed yet: pending, and nothing claims the version.
+    expect(plane.server.verdict()).toEqual({ kind: "pending", waiting: ["envoy-1"] });
+    expect(await plane.current()).toBeUndefined();
+    for (const m of [cds, eds, lds, rds])
+      s.send({
+        type_url: m.type_url,
+        version_info: m.version_info,
+        response_nonce: m.nonce,
+        resource_names:
+          m.type_url === TYPE_URL.clusterLoadAssignment
+            ? [cluster("a"), cluster("b")]
+            : m.type_url === TYPE_URL.routeConfiguration
+              ? ["edge"]
+              : [],
+      });
+    expect(await plane.program(two)).toEqual({ ok: true, version: two.version, pushed: false });
+    expect(await plane.current()).toBe(two.version);
+
+    // A new route with a new Service: clusters go before the route configuration
+    // that names them; the listener did not change and is not sent.
+    const pushed = plane.program(three);
+    const first = (await s.next()).message;
+    const second = (await s.next()).message;
+    expect([first.type_url, second.type_url]).toEqual([TYPE_URL.cluster, TYPE_URL.routeConfiguration]);
+    expect([first.version_info, second.version_info]).toEqual([three.version, three.version]);
+    s.send({ type_url: TYPE_URL.routeConfiguration, response_nonce: second.nonce, resource_names: ["edge"] });
+    // ACKing CDS while still asking EDS for the old two: not yet holding what the routes need.
+    s.send({ type_url: TYPE_URL.cluster, response_nonce: first.nonce });
+    expect(await s.quiet(200)).toBe(true);
+    expect(plane.server.verdict().kind).toBe("pending");
+    // A stale nonce (an answer to an older response) is ignored, names and all.
+    s.send({ type_url: TYPE_URL.clusterLoadAssignment, response_nonce: "0", resource_names: [cluster("c")] });
+    expect(await s.quiet(200)).toBe(true);
+    s.send({
+      type_url: TYPE_URL.clusterLoadAssignment,
+      response_nonce: eds.nonce,
+      resource_names: [cluster("a"), cluster("b"), cluster("c")],
+    });
+    const eds3 = (await s.next()).message;
+    expect(eds3.resources.map((r) => decodeResource(r).cluster_name)).toEqual([
+      cluster("a"),
+      cluster("b"),
+      cluster("c"),
+    ]);
+    s.send({
+      type_url: TYPE_URL.clusterLoadAssignment,
+      response_nonce: eds3.nonce,
+      resource_names: [cluster("a"), cluster("b"), cluster("c")],
+    });
+    expect(await pushed).toEqual({ ok: true, version: three.version, pushed: true });
+
+    // A NACK: the client's words, and the version is nobody's.
+    const four = adsSnapshot([route("a", "a")], endpoints({ a: [1001] }));
+    const refused = plane.program(four);
+    const next = (await s.next()).message;
+    expect(next.type_url).toBe(TYPE_URL.cluster);
+    s.send({
+      type_url: TYPE_URL.cluster,
+      response_nonce: next.nonce,
+      error_detail: { code: 3, message: "cluster a: no" },
+    });
+    expect(await refused).toEqual({
+      ok: false,
+      version: four.version,
+      reason: "Rejected",
+      message: "xDS client envoy-1 rejected it: cluster a: no",
+    });
+    expect(plane.clients()[0]?.types[TYPE_URL.cluster]).toMatchObject({
+      acked: three.version,
+      nacked: { version: four.version },
+    });
+    s.end();
+  });
+
+  it("a named LDS subscription gets an API listener for that host, through ADS to the same route configuration", async () => {
+    await plane.program(two);
+    const s = sotwStream(client);
+    s.send({
+      node: { id: "grpc-1" },
+      type_url: TYPE_URL.listener,
+      resource_names: ["a.example.com", "nowhere.example.com"],
+    });
+    const lds = (await s.next()).message;
+    const listeners = lds.resources.map((r) => decodeResource(r));
+    expect(listeners.map((l) => l.name)).toEqual(["a.example.com", "nowhere.example.com"]);
+    expect(listeners[0]).toMatchObject({
+      api_listener: {
+        api_listener: {
+          "@type": TYPE_URL.httpConnectionManager,
+          rds: { config_source: { ads: {}, resource_api_version: "V3" }, route_config_name: "edge" },
+        },
+      },
+    });
+    s.send({ type_url: TYPE_URL.cluster, resource_names: [cluster("b")] });
+    const cds = (await s.next()).message;
+    expect(cds.resources.map((r) => decodeResource(r).name)).toEqual([cluster("b")]);
+    s.end();
+  });
+});
+
+describe("Delta", () => {
+  it("sends what differs from what the client holds, removals by name, and takes ACKs and NACKs per nonce", async () => {
+    await plane.program(two);
+    const d = deltaStream(client);
+    d.send({ node: { id: "envoy-delta" }, type_url: TYPE_URL.cluster, resource_names_subscribe: ["*"] });
+    const cds = (await d.next()).message;
+    expect(cds).toMatchObject({
+      system_version_info: two.version,
+      type_url: TYPE_URL.cluster,
+      removed_resources: [],
+    });
+    expect(cds.resources.map((r) => r.name)).toEqual([cluster("a"), cluster("b")]);
+    d.send({ type_url: TYPE_URL.cluster, response_nonce: cds.nonce });
+    d.send({
+      type_url: TYPE_URL.clusterLoadAssignment,
+      resource_names_subscribe: [cluster("a"), cluster("b")],
+    });
+    const eds = (await d.next()).message;
+    d.send({ type_url: TYPE_URL.clusterLoadAssignment, response_nonce: eds.nonce });
+    const versions = new Map(eds.resources.map((r) => [r.name, r.version]));
+    expect(await plane.program(two)).toMatchObject({ ok: true });
+
+    // b's endpoints move: one ClusterLoadAssignment goes, nothing else.
+    const moved = adsSnapshot([route("a", "a"), route("b", "b")], endpoints({ a: [1001], b: [2002] }));
+    const pushed = plane.program(moved);
+    const diff = (await d.next()).message;
+    expect(diff.type_url).toBe(TYPE_URL.clusterLoadAssignment);
+    expect(diff.resources.map((r) => r.name)).toEqual([cluster("b")]);
+    expect(diff.resources[0]?.version).not.toBe(versions.get(cluster("b")));
+    expect(await d.quiet(200)).toBe(true);
+    d.send({ type_url: TYPE_URL.clusterLoadAssignment, response_nonce: diff.nonce });
+    expect(await pushed).toEqual({ ok: true, version: moved.version, pushed: true });
+
+    // Route b deleted: its cluster is removed by name.
+    const onlyA = adsSnapshot([route("a", "a")], endpoints({ a: [1001], b: [2002] }));
+    const removed = plane.program(onlyA);
+    const gone = (await d.next()).message;
+    expect(gone).toMatchObject({
+      type_url: TYPE_URL.cluster,
+      resources: [],
+      removed_resources: [cluster("b")],
+    });
+    const goneEds = (await d.next()).message;
+    expect(goneEds).toMatchObject({
+      type_url: TYPE_URL.clusterLoadAssignment,
+      removed_resources: [cluster("b")],
+    });
+    d.send({ type_url: TYPE_URL.cluster, response_nonce: gone.nonce, error_detail: { message: "keep b" } });
+    expect(await removed).toMatchObject({
+      ok: false,
+      reason: "Rejected",
+      message: "xDS client envoy-delta rejected it: keep b",
+    });
+    d.end();
+  });
+
+  it("a reconnecting client that says what it holds gets only what changed", async () => {
+    await plane.program(two);
+    const first = deltaStream(client);
+    first.send({ node: { id: "envoy-again" }, type_url: TYPE_URL.cluster, resource_names_subscribe: ["*"] });
+    const all = (await first.next()).message;
+    first.end();
+    const held = Object.fromEntries(all.resources.map((r) => [r.name, r.version]));
+    held[cluster("b")] = "stale";
+    const again = deltaStream(client);
+    again.send({
+      node: { id: "envoy-again" },
+      type_url: TYPE_URL.cluster,
+      resource_names_subscribe: ["*"],
+      initial_resource_versions: held,
+    });
+    const diff = (await again.next()).message;
+    expect(diff.resources.map((r) => r.name)).toEqual([cluster("b")]);
+    again.end();
+  });
+});
+
+describe("TLS", () => {
+  it("with the operator's serving key pair, a client that trusts the CA gets the snapshot; a plaintext one does not", async () => {
+    const ca = createCa();
+    const leaf = issueCertificate(ca, {
+      commonName: "edge-operator",
+      dnsNames: ["localhost"],
+      ips: ["127.0.0.1"],
+      usage: "server",
+    });
+    const tls = new XdsDataPlane({ tls: { cert: Buffer.from(leaf.cert), key: Buffer.from(leaf.key) } });
+    const port = await tls.listen("127.0.0.1", 0);
+    try {
+      await tls.program(two);
+      const trusted = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createSsl(Buffer.from(ca.cert)));
+      const s = sotwStream(trusted);
+      s.send({ node: NODE, type_url: TYPE_URL.cluster });
+      expect((await s.next()).message.version_info).toBe(two.version);
+      s.end();
+      trusted.close();
+      const plain = adsClient(port);
+      const p = sotwStream(plain);
+      p.send({ node: NODE, type_url: TYPE_URL.cluster });
+      await expect(p.next(1_500)).rejects.toThrow();
+      p.end();
+      plain.close();
+    } finally {
+      tls.stop();
+    }
+  });
+});

@@ -1,0 +1,181 @@
+// The ADS server: envoy.service.discovery.v3.AggregatedDiscoveryService over
+// gRPC, both variants (State of the World and Delta) on one port. It holds one
+// snapshot, pushes each new one to every stream, and answers what the
+// connected clients add up to (combine(), in ack-tracker.ts). Messages are
+// (de)serialized with Envoy's descriptor directly; no .proto files at run time.
+
+import * as grpc from "@grpc/grpc-js";
+import type { Logger } from "../../observability/logger.js";
+import { combine, type AckVerdict } from "./ack-tracker.js";
+import { DeltaStream } from "./delta-stream.js";
+import {
+  ADS_SERVICE,
+  decodeDeltaDiscoveryRequest,
+  decodeDiscoveryRequest,
+  type DeltaDiscoveryRequest,
+  type DiscoveryRequest,
+} from "./proto-codec.js";
+import type { XdsSnapshot } from "./resources.js";
+import { SotwStream } from "./sotw-stream.js";
+import type { AdsStream, StreamHost, StreamReport } from "./stream.js";
+
+const identity = (b: Buffer): Buffer => b;
+
+function method<Req>(name: string, deserialize: (b: Buffer) => Req): grpc.MethodDefinition<Req, Buffer> {
+  return {
+    path: `/${ADS_SERVICE}/${name}`,
+    requestStream: true,
+    responseStream: true,
+    requestSerialize: () => {
+      throw new Error("the ADS server does not send requests");
+    },
+    requestDeserialize: deserialize,
+    responseSerialize: identity,
+    responseDeserialize: identity,
+  };
+}
+
+const SERVICE = {
+  StreamAggregatedResources: method<DiscoveryRequest>("StreamAggregatedResources", decodeDiscoveryRequest),
+  DeltaAggregatedResources: method<DeltaDiscoveryRequest>(
+    "DeltaAggregatedResources",
+    decodeDeltaDiscoveryRequest,
+  ),
+} satisfies grpc.ServiceDefinition;
+
+export interface AdsServerOptions {
+  /** TLS with the operator's serving certificate; absent = plaintext (gRPC's xDS client cannot use a private CA). */
+  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  readonly log?: Logger;
+}
+
+export class AdsServer implements StreamHost {
+  private server: grpc.Server | undefined;
+  private snapshot: XdsSnapshot | undefined;
+  private readonly streams = new Set<AdsStream>();
+  private readonly watchers = new Set<() => void>();
+
+  constructor(private readonly opts: AdsServerOptions = {}) {}
+
+  /** Binds HOST:PORT (port 0: any free one) and answers the bound port. */
+  async listen(host: string, port: number): Promise<number> {
+    const server = new grpc.Server({
+      // Dead clients are found and their streams closed, so they stop counting.
+      "grpc.keepalive_time_ms": 30_000,
+      "grpc.keepalive_timeout_ms": 10_000,
+      "grpc.keepalive_permit_without_calls": 1,
+      "grpc.http2.min_ping_interval_without_data_ms": 10_000,
+      "grpc.max_receive_message_length": 4 * 1024 * 1024,
+    });
+    server.addService(SERVICE, {
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, Buffer>) => {
+        const stream = new SotwStream(call.getPeer(), call, this);
+        this.attach(call, stream, (req: DiscoveryRequest) => stream.onRequest(req));
+      },
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, Buffer>) => {
+        const stream = new DeltaStream(call.getPeer(), call, this);
+        this.attach(call, stream, (req: DeltaDiscoveryRequest) => stream.onRequest(req));
+      },
+    });
+    const credentials = this.opts.tls
+      ? grpc.ServerCredentials.createSsl(
+          null,
+          [{ cert_chain: this.opts.tls.cert, private_key: this.opts.tls.key }],
+          false,
+        )
+      : grpc.ServerCredentials.createInsecure();
+    const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+    const bound = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(address, credentials, (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    this.server = server;
+    return bound;
+  }
+
+  private attach<Req>(
+    call: grpc.ServerDuplexStream<Req, Buffer>,
+    stream: AdsStream,
+    onRequest: (req: Req) => void,
+  ): void {
+    this.streams.add(stream);
+    let open = true;
+    const close = () => {
+      if (!open) return;
+      open = false;
+      this.streams.delete(stream);
+      this.opts.log?.info({ client: stream.id, protocol: stream.protocol }, "xDS client disconnected");
+      this.changed();
+    };
+    call.on("data", (req: Req) => {
+      try {
+        onRequest(req);
+      } catch (err) {
+        this.opts.log?.error({ err, client: stream.id }, "xDS request failed");
+        call.destroy(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+    call.on("end", () => {
+      call.end();
+      close();
+    });
+    call.on("error", close);
+    call.on("close", close);
+    call.on("cancelled", close);
+    this.opts.log?.info({ peer: call.getPeer(), protocol: stream.protocol }, "xDS client connected");
+  }
+
+  current(): XdsSnapshot | undefined {
+    return this.snapshot;
+  }
+
+  /** Serves this snapshot from now on: every stream gets what changed for it. */
+  serve(snapshot: XdsSnapshot): void {
+    this.snapshot = snapshot;
+    for (const s of this.streams) s.push(snapshot);
+    this.changed();
+  }
+
+  changed(): void {
+    for (const w of [...this.watchers]) w();
+  }
+
+  /** What the connected clients add up to for the snapshot served now. */
+  verdict(): AckVerdict {
+    const snapshot = this.snapshot;
+    if (snapshot === undefined) return { kind: "none" };
+    return combine([...this.streams].map((s) => ({ id: s.id, status: s.status(snapshot) })));
+  }
+
+  /** The verdict once it is no longer pending, or the pending one after `timeoutMs`. */
+  settled(timeoutMs: number): Promise<AckVerdict> {
+    return new Promise((resolve) => {
+      const check = () => {
+        const v = this.verdict();
+        if (v.kind === "pending") return false;
+        done(v);
+        return true;
+      };
+      const done = (v: AckVerdict) => {
+        clearTimeout(timer);
+        this.watchers.delete(watch);
+        resolve(v);
+      };
+      const watch = () => void check();
+      const timer = setTimeout(() => done(this.verdict()), timeoutMs);
+      this.watchers.add(watch);
+      check();
+    });
+  }
+
+  clients(): StreamReport[] {
+    return [...this.streams].map((s) => s.report()).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  }
+
+  /** Stops at once: every stream ends, and its client reconnects (to this server's successor). */
+  stop(): void {
+    this.server?.forceShutdown();
+    this.server = undefined;
+    this.streams.clear();
+    this.changed();
+  }
+}
