@@ -130,5 +130,10 @@ export function handleConversionReview(body: unknown): JsonReply {
 
 /** `/convert`: ConversionReviews up to `limitBytes` (a whole unpaginated LIST can be large). */
 export function conversionRoute(limitBytes: number): JsonRoute {
-  return { path: "/convert", limit: limitBytes, handle: (body) => handleConversionReview(body) };
+  return {
+    path: "/convert",
+    limit: limitBytes,
+    budget: "conversion",
+    handle: (body) => handleConversionReview(body),
+  };
 }

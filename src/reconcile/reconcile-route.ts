@@ -2,9 +2,12 @@
 // Answers `{result, did, enqueue?, requeueAfterMs?}`; only callers that RBAC
 // allows (see caller-auth.ts) get in.
 
-import { errorReply, MiB, type JsonRoute } from "../server/json-route.js";
+import { errorReply, type JsonRoute } from "../server/json-route.js";
 import { KubeError } from "../kube/client.js";
-import { requireCaller, type CallerAuth } from "./caller-auth.js";
+import { callerCheck, type CallerAuth } from "./caller-auth.js";
+
+/** `{"key": ...}` with a namespace/name key of at most 253 + 1 + 253 characters: 4 KiB is ample. */
+export const RECONCILE_BODY_LIMIT = 4096;
 import { ReconcileInputError, type Reconciler } from "./reconciler.js";
 
 export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerAuth | undefined): JsonRoute {
@@ -12,7 +15,7 @@ export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerA
   if (!reconciler || !auth) {
     return {
       path,
-      limit: MiB,
+      limit: RECONCILE_BODY_LIMIT,
       handle: () =>
         errorReply(
           503,
@@ -23,8 +26,10 @@ export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerA
   }
   return {
     path,
-    limit: MiB,
-    handle: requireCaller(auth, async (body, ctx) => {
+    limit: RECONCILE_BODY_LIMIT,
+    maxDepth: 4,
+    authorize: callerCheck(auth),
+    handle: async (body, ctx) => {
       const key = (body as { key?: unknown } | null)?.key;
       if (typeof body !== "object" || body === null || typeof key !== "string" || key === "") {
         return errorReply(
@@ -41,6 +46,6 @@ export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerA
         ctx.log.warn({ err: e, key }, "reconcile failed");
         return errorReply(status, "ReconcileFailed", `reconcile of ${key} failed: ${(e as Error).message}`);
       }
-    }),
+    },
   };
 }

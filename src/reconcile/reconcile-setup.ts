@@ -8,7 +8,7 @@ import { kubeClient } from "../kube/client.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { MemoryDataPlane } from "../dataplane/memory.js";
-import { requireCaller, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
+import { callerCheck, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
 import { kubeEventRecorder } from "./events.js";
 import { reconcileRoute } from "./reconcile-route.js";
 import { Reconciler } from "./reconciler.js";
@@ -57,19 +57,21 @@ function memoryDebugRoutes(memory: MemoryDataPlane, auth: CallerAuth): JsonRoute
       path: "/debug/dataplane",
       method: "GET",
       limit: 0,
-      handle: requireCaller(auth, () => ({ status: 200, body: memory.state() })),
+      authorize: callerCheck(auth),
+      handle: () => ({ status: 200, body: memory.state() }),
     },
     {
       path: "/debug/dataplane/fail-next",
       limit: 1024,
-      handle: requireCaller(auth, (body) => {
+      authorize: callerCheck(auth),
+      handle: (body) => {
         const n = (body as { count?: unknown } | null)?.count ?? 1;
         if (typeof n !== "number" || !Number.isInteger(n) || n < 0) {
           return errorReply(400, "BadRequest", "count: must be a whole number >= 0");
         }
         memory.failNext(n);
         return { status: 200, body: memory.state() };
-      }),
+      },
     },
   ];
 }

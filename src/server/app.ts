@@ -3,20 +3,27 @@
 import express, { type NextFunction, type Request, type Response } from "express";
 import { logger } from "./logger.js";
 import { httpRequestDuration, registry } from "./metrics.js";
-import { errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
+import { DEFAULT_MAX_DEPTH, errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
 import { jsonChunks } from "./json-chunks.js";
+import { budgetsFromHeapLimit, type MemoryBudgets } from "./memory-budget.js";
+import { readJsonBody } from "./request-body.js";
 
 export interface AppOptions {
   routes: readonly JsonRoute[];
   /** Readiness beyond "the process is up": TLS material loaded, and whatever else the caller needs. */
   ready: () => boolean;
+  /** Heap set aside for request bodies (default: shares of V8's heap limit). */
+  budgets?: MemoryBudgets;
 }
 
-interface BodyParserError extends Error {
-  type?: string;
-  status?: number;
-  limit?: number;
-}
+/** The reason word of a Status for each 4xx/5xx the server gives itself. */
+const REASONS: Record<number, string> = {
+  400: "BadRequest",
+  404: "NotFound",
+  405: "MethodNotAllowed",
+  413: "RequestEntityTooLarge",
+  415: "UnsupportedMediaType",
+};
 
 /** Characters per write of a large reply. */
 const CHUNK_CHARS = 64 * 1024;
@@ -35,6 +42,7 @@ function drained(res: Response): Promise<void> {
 
 /** A reply known to be small (an AdmissionReview's answer): one JSON.stringify, with a Content-Length. */
 function sendWhole(res: Response, reply: JsonReply): void {
+  if (reply.headers) res.set(reply.headers);
   res.status(reply.status).type("application/json").send(JSON.stringify(reply.body));
 }
 
@@ -45,6 +53,7 @@ function sendWhole(res: Response, reply: JsonReply): void {
  * whole, with a Content-Length.
  */
 async function sendInPieces(res: Response, reply: JsonReply): Promise<void> {
+  if (reply.headers) res.set(reply.headers);
   res.status(reply.status).type("application/json");
   const chunks = jsonChunks(reply.body, CHUNK_CHARS);
   const first = chunks.next();
@@ -66,6 +75,9 @@ export function createApp(opts: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  const budgets = opts.budgets ?? budgetsFromHeapLimit();
+  /** Path → the methods it answers, for 405's Allow header. */
+  const allowed = new Map<string, string>();
 
   app.get("/healthz", (_req, res) => {
     res.type("text/plain").send("ok");
@@ -77,16 +89,20 @@ export function createApp(opts: AppOptions): express.Express {
   app.get("/metrics", async (_req, res) => {
     res.type(registry.contentType).send(await registry.metrics());
   });
+  for (const p of ["/healthz", "/readyz", "/metrics"]) allowed.set(p, "GET, HEAD");
 
   for (const route of opts.routes.filter((r) => r.method === "GET")) {
+    allowed.set(route.path, "GET, HEAD");
     app.get(route.path, async (req: Request, res: Response) => {
       const end = httpRequestDuration.startTimer({ route: route.path });
-      let reply: JsonReply;
-      try {
-        reply = await route.handle(undefined, { headers: req.headers, log: logger });
-      } catch (err) {
-        logger.error({ err, route: route.path }, "handler failed");
-        reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
+      let reply: JsonReply | undefined = await route.authorize?.(req.headers);
+      if (!reply) {
+        try {
+          reply = await route.handle(undefined, { headers: req.headers, log: logger });
+        } catch (err) {
+          logger.error({ err, route: route.path }, "handler failed");
+          reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
+        }
       }
       await sendInPieces(res, reply);
       end({ code: reply.status });
@@ -94,47 +110,61 @@ export function createApp(opts: AppOptions): express.Express {
   }
 
   for (const route of opts.routes.filter((r) => r.method !== "GET")) {
-    app.post(
-      route.path,
-      // Raw bytes, whatever the content type says: a webhook caller that gets the
-      // header wrong still deserves a JSON answer, not a silent empty body.
-      express.raw({ type: () => true, limit: route.limit }),
-      async (req: Request, res: Response) => {
-        const end = httpRequestDuration.startTimer({ route: route.path });
-        let reply: JsonReply;
-        const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    allowed.set(route.path, "POST");
+    // The body is read as raw bytes whatever the content type says: a webhook
+    // caller that gets the header wrong still deserves a JSON answer.
+    app.post(route.path, async (req: Request, res: Response) => {
+      const end = httpRequestDuration.startTimer({ route: route.path });
+      const refused = await route.authorize?.(req.headers);
+      if (refused) {
+        // The body was never read: the connection cannot carry another request.
+        res.set("Connection", "close");
+        sendWhole(res, refused);
+        end({ code: refused.status });
+        return;
+      }
+      const read = await readJsonBody(req, {
+        limit: route.limit,
+        maxDepth: route.maxDepth ?? DEFAULT_MAX_DEPTH,
+        budget: budgets[route.budget ?? "small"],
+        path: route.path,
+      });
+      if (!read.ok) {
+        res.set("Connection", "close");
+        sendWhole(res, read.reply);
+        end({ code: read.reply.status });
+        return;
+      }
+      let reply: JsonReply;
+      try {
+        reply = await route.handle(read.body, { headers: req.headers, log: logger });
+      } catch (err) {
+        // A handler bug must not take the server down or leave the caller hanging.
+        logger.error({ err, route: route.path }, "handler failed");
+        reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
+      }
+      try {
         // A reply is about as large as its request at most (a ConversionReview
         // gives back what it got); only then is it worth writing in pieces, and
         // admission's small answers skip the piecewise serializer on the hot path.
-        const large = raw.length > CHUNK_CHARS;
-        try {
-          let body: unknown;
-          try {
-            body = JSON.parse(raw.toString("utf8"));
-            // The parsed body is all the handler needs; the bytes (up to the
-            // route's limit) need not stay alive while it works.
-            req.body = undefined;
-          } catch (err) {
-            reply = errorReply(
-              400,
-              "BadRequest",
-              `request body is not valid JSON: ${(err as Error).message}`,
-            );
-            sendWhole(res, reply);
-            end({ code: reply.status });
-            return;
-          }
-          reply = await route.handle(body, { headers: req.headers, log: logger });
-        } catch (err) {
-          // A handler bug must not take the server down or leave the caller hanging.
-          logger.error({ err, route: route.path }, "handler failed");
-          reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
-        }
-        if (large) await sendInPieces(res, reply);
+        if (read.bytes > CHUNK_CHARS) await sendInPieces(res, reply);
         else sendWhole(res, reply);
-        end({ code: reply.status });
-      },
-    );
+      } finally {
+        read.release();
+      }
+      end({ code: reply.status });
+    });
+  }
+
+  // A known path asked with the wrong method: 405, and which methods it takes.
+  for (const [path, methods] of allowed) {
+    app.all(path, (req, res) => {
+      res.set("Allow", methods);
+      sendWhole(
+        res,
+        errorReply(405, REASONS[405] as string, `${req.method} is not allowed on ${path}; use ${methods}`),
+      );
+    });
   }
 
   app.use((_req, res) => {
@@ -148,22 +178,11 @@ export function createApp(opts: AppOptions): express.Express {
     );
   });
 
-  // Errors from body parsing: oversized, aborted or undecodable bodies.
-  app.use((err: BodyParserError, req: Request, res: Response, _next: NextFunction) => {
-    if (err.type === "entity.too.large") {
-      sendWhole(
-        res,
-        errorReply(
-          413,
-          "RequestEntityTooLarge",
-          `request body is larger than the ${err.limit ?? "configured"}-byte limit of ${req.path}`,
-        ),
-      );
-      return;
-    }
+  // What express itself throws (a malformed URL, say): a JSON answer all the same.
+  app.use((err: Error & { status?: number }, req: Request, res: Response, _next: NextFunction) => {
     const status = err.status !== undefined && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) logger.error({ err, path: req.path }, "request failed");
-    sendWhole(res, errorReply(status, status === 500 ? "InternalError" : "BadRequest", err.message));
+    sendWhole(res, errorReply(status, REASONS[status] ?? "InternalError", err.message));
   });
 
   return app;
