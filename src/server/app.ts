@@ -6,7 +6,10 @@ import { httpRequestDuration, registry } from "./metrics.js";
 import { DEFAULT_MAX_DEPTH, errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
 import { jsonChunks } from "./json-chunks.js";
 import { budgetsFromHeapLimit, type MemoryBudgets } from "./memory-budget.js";
-import { readJsonBody } from "./request-body.js";
+import { discardBody, readJsonBody } from "./request-body.js";
+
+/** What an unauthenticated caller may still send after its refusal before the connection is cut. */
+const UNAUTHENTICATED_DISCARD = 64 * 1024;
 
 export interface AppOptions {
   routes: readonly JsonRoute[];
@@ -117,8 +120,8 @@ export function createApp(opts: AppOptions): express.Express {
       const end = httpRequestDuration.startTimer({ route: route.path });
       const refused = await route.authorize?.(req.headers);
       if (refused) {
-        // The body was never read: the connection cannot carry another request.
-        res.set("Connection", "close");
+        // Refused from the headers: the body is never parsed, and only a little of it is even read.
+        discardBody(req, UNAUTHENTICATED_DISCARD);
         sendWhole(res, refused);
         end({ code: refused.status });
         return;
@@ -130,7 +133,7 @@ export function createApp(opts: AppOptions): express.Express {
         path: route.path,
       });
       if (!read.ok) {
-        res.set("Connection", "close");
+        discardBody(req, 2 * route.limit);
         sendWhole(res, read.reply);
         end({ code: read.reply.status });
         return;

@@ -30,7 +30,7 @@ export type BodyResult =
       /** Gives the body's share of the budget back: once its answer is sent. */
       release(): void;
     }
-  /** The body was not (all) read: the connection cannot be reused and should close after the reply. */
+  /** Refused: the rest of the body, if any, is still unread (see discardBody). */
   | { readonly ok: false; readonly reply: JsonReply };
 
 const ENCODINGS = ["identity", "gzip", "x-gzip", "deflate"] as const;
@@ -101,8 +101,6 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
         limits.budget.give(taken);
         taken = 0;
         decoder?.destroy();
-        // Stop reading what is left: the reply says Connection: close.
-        req.pause();
       }
       resolve(result);
     };
@@ -206,4 +204,21 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
     req.on("error", onError);
     req.on("close", onClose);
   });
+}
+
+/**
+ * Reads and drops what is left of a refused body, up to `capBytes`, so the
+ * caller, still sending, reads its answer instead of a connection reset (a
+ * reset can discard an answer already received). Past the cap the connection
+ * is cut: a caller that keeps sending after a refusal gets no more of our time.
+ */
+export function discardBody(req: IncomingMessage, capBytes: number): void {
+  if (req.complete || req.destroyed) return;
+  let dropped = 0;
+  req.on("data", (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > capBytes) req.socket.destroy();
+  });
+  req.on("error", () => undefined);
+  req.resume();
 }
