@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createApp } from "../server/app.js";
 import { parseListen, startHttpsServer } from "../server/https.js";
@@ -30,6 +31,13 @@ Options:
   --dataplane-configmap N   envoy-configmap: the ConfigMap's name (default edge-envoy-xds)
   --deprogram-timeout DUR   how long a deleted route waits for the data plane
                             before it says DeprogramStuck (default 2m)
+  --client-ca FILE          PEM CA bundle: /validate and /mutate answer only
+                            callers with a client certificate it signed (the
+                            apiserver, configured as in docs/install.md); the
+                            apiserver cannot present one to /convert
+  --shutdown-delay DUR      on SIGTERM, keep serving this long (readiness
+                            already failing, every answer Connection: close)
+                            before the listener closes (default 0; the chart: 5s)
   -h, --help                this text
 ${certFlagsHelp}`;
 
@@ -45,7 +53,13 @@ export interface ServeOptions {
   deprogramTimeoutMs: number;
   /** --cert-secret: the key pair lives in a Secret instead of files. */
   certs?: ManagedCertOptions;
+  /** --client-ca: PEM file of the CA that signs the apiserver's client certificate. */
+  clientCaFile?: string;
+  shutdownDelayMs: number;
 }
+
+/** The webhooks the apiserver can call with a client certificate (admission only: see --client-ca). */
+export const CLIENT_CERT_PATHS: ReadonlySet<string> = new Set(["/validate", "/mutate"]);
 
 export function parseServeArgs(argv: string[]): ServeOptions | "help" {
   const { values } = parseArgs({
@@ -60,6 +74,8 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "dataplane-namespace": { type: "string", default: process.env.POD_NAMESPACE ?? "default" },
       "dataplane-configmap": { type: "string", default: "edge-envoy-xds" },
       "deprogram-timeout": { type: "string", default: "2m" },
+      "client-ca": { type: "string" },
+      "shutdown-delay": { type: "string", default: "0" },
       help: { type: "boolean", short: "h" },
       ...certFlagOptions,
     },
@@ -85,6 +101,8 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     dataPlaneNamespace: values["dataplane-namespace"],
     dataPlaneConfigMap: values["dataplane-configmap"],
     deprogramTimeoutMs: parseDuration("--deprogram-timeout", values["deprogram-timeout"]),
+    shutdownDelayMs: parseDuration("--shutdown-delay", values["shutdown-delay"]),
+    ...(values["client-ca"] ? { clientCaFile: values["client-ca"] } : {}),
     listen: values.listen,
     tlsCert: values["tls-cert"] ?? "",
     tlsKey: values["tls-key"] ?? "",
@@ -122,16 +140,30 @@ export const serveCommand: Command = {
     const { host, port } = parseListen(opts.listen);
     let tlsLoaded = false;
     const routes = await buildRoutes(opts);
-    const app = createApp({ routes, ready: () => tlsLoaded });
+    const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile, "utf8") : undefined;
+    const app = createApp({
+      routes,
+      ready: () => tlsLoaded,
+      ...(clientCa ? { clientCertPaths: CLIENT_CERT_PATHS } : {}),
+    });
     const tls = await serveTls(opts);
-    const running = await startHttpsServer(app, { host, port, tls: tls.tls });
+    const running = await startHttpsServer(app, {
+      host,
+      port,
+      tls: tls.tls,
+      shutdownDelayMs: opts.shutdownDelayMs,
+      ...(clientCa ? { clientCa } : {}),
+    });
     tls.attach(running);
     tlsLoaded = true;
     logger.info({ address: running.address }, "serving");
 
     await new Promise<void>((resolve) => {
       const onSignal = (sig: NodeJS.Signals) => {
-        logger.info({ sig }, "stopping: finishing in-flight requests");
+        logger.info(
+          { sig, delayMs: opts.shutdownDelayMs },
+          "stopping: not ready, serving on through the shutdown delay",
+        );
         tlsLoaded = false;
         resolve();
       };

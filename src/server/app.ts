@@ -1,5 +1,6 @@
 // The express app: health, readiness, metrics, and the JSON routes it is given.
 
+import type { TLSSocket } from "node:tls";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { logger } from "./logger.js";
 import { httpRequestDuration, registry } from "./metrics.js";
@@ -17,11 +18,17 @@ export interface AppOptions {
   ready: () => boolean;
   /** Heap set aside for request bodies (default: shares of V8's heap limit). */
   budgets?: MemoryBudgets;
+  /**
+   * Paths that only a caller with a client certificate the listener verified
+   * (serve --client-ca) may call: the apiserver's admission webhooks.
+   */
+  clientCertPaths?: ReadonlySet<string>;
 }
 
 /** The reason word of a Status for each 4xx/5xx the server gives itself. */
 const REASONS: Record<number, string> = {
   400: "BadRequest",
+  401: "Unauthorized",
   404: "NotFound",
   405: "MethodNotAllowed",
   413: "RequestEntityTooLarge",
@@ -74,6 +81,18 @@ async function sendInPieces(res: Response, reply: JsonReply): Promise<void> {
   res.end();
 }
 
+/** Why the caller's TLS client certificate is not good enough, or nothing when it is. */
+function clientCertRefusal(req: Request): JsonReply | undefined {
+  const socket = req.socket as TLSSocket;
+  if (socket.authorized) return undefined;
+  const why = socket.authorizationError ? `: ${String(socket.authorizationError)}` : "";
+  return errorReply(
+    401,
+    "Unauthorized",
+    `${req.path} needs a client certificate signed by the CA given to serve --client-ca${why}`,
+  );
+}
+
 export function createApp(opts: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
@@ -118,7 +137,9 @@ export function createApp(opts: AppOptions): express.Express {
     // caller that gets the header wrong still deserves a JSON answer.
     app.post(route.path, async (req: Request, res: Response) => {
       const end = httpRequestDuration.startTimer({ route: route.path });
-      const refused = await route.authorize?.(req.headers);
+      const refused = opts.clientCertPaths?.has(route.path)
+        ? clientCertRefusal(req)
+        : await route.authorize?.(req.headers);
       if (refused) {
         // Refused from the headers: the body is never parsed, and only a little of it is even read.
         discardBody(req, UNAUTHENTICATED_DISCARD);
