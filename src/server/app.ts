@@ -142,7 +142,7 @@ export function createApp(opts: AppOptions): express.Express {
         : await route.authorize?.(req.headers);
       if (refused) {
         // Refused from the headers: the body is never parsed, and only a little of it is even read.
-        discardBody(req, UNAUTHENTICATED_DISCARD);
+        if (!discardBody(req, UNAUTHENTICATED_DISCARD)) res.set("Connection", "close");
         sendWhole(res, refused);
         end({ code: refused.status });
         return;
@@ -154,7 +154,7 @@ export function createApp(opts: AppOptions): express.Express {
         path: route.path,
       });
       if (!read.ok) {
-        discardBody(req, 2 * route.limit);
+        if (!discardBody(req, 2 * route.limit)) res.set("Connection", "close");
         sendWhole(res, read.reply);
         end({ code: read.reply.status });
         return;

@@ -55,9 +55,9 @@ export const SMALL_SHARE = 0.1;
 /**
  * Shares of V8's heap limit (what --max-old-space-size sets; the chart sets
  * 384 MiB, a limit of 396 MiB with the young generation): half for
- * conversions, a tenth for the rest. The estimate is at most about 1.35x
- * short for the costliest shapes (json-shape.ts), so both budgets full of them
- * take at most about 320 MiB, and the process's own 40-60 MiB still fits.
+ * conversions, a tenth for the rest. The estimate is not short for the
+ * costliest shapes measured (json-shape.test.ts), so both budgets full of them
+ * take about 240 MiB, and the process's own 40-60 MiB and V8's slack still fit.
  */
 export function budgetsFromHeapLimit(heapLimit = v8.getHeapStatistics().heap_size_limit): MemoryBudgets {
   return {

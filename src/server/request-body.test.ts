@@ -15,7 +15,7 @@ import { CONVERSION_SHARE, MemoryBudget } from "./memory-budget.js";
 /** The chart's heap (--max-old-space-size=384, 4 MiB semi-spaces) as V8 reports its limit. */
 const CHART_HEAP_LIMIT = 396 * MiB;
 const conversion = new MemoryBudget("conversion", Math.floor(CHART_HEAP_LIMIT * CONVERSION_SHARE));
-const small = new MemoryBudget("small", 1.5 * MiB);
+const small = new MemoryBudget("small", 3 * MiB);
 let handled = 0;
 let authorizedBodies = 0;
 
@@ -261,6 +261,30 @@ describe("request bodies", () => {
     });
     expect(status).toBe(401);
     expect(authorizedBodies).toBe(0);
+    // A keep-alive caller refused with a body too large to drain is told the connection will not carry another.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const connectionAfter = (size: number) =>
+      new Promise<string | undefined>((resolve, reject) => {
+        const req = http.request(
+          {
+            host: "127.0.0.1",
+            port,
+            path: "/guarded",
+            method: "POST",
+            agent,
+            headers: { authorization: "Bearer bogus" },
+          },
+          (res) => {
+            res.resume();
+            res.on("end", () => resolve(res.headers.connection));
+          },
+        );
+        req.on("error", (err: NodeJS.ErrnoException) => (err.code === "EPIPE" ? undefined : reject(err)));
+        req.end(Buffer.alloc(size, " "));
+      });
+    expect(await connectionAfter(100)).toBe("keep-alive");
+    expect(await connectionAfter(200_000)).toBe("close");
+    agent.destroy();
     const good = await send("/guarded", "{}", { headers: { authorization: "Bearer good" } });
     expect(good.status).toBe(200);
     expect(authorizedBodies).toBe(1);

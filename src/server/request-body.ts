@@ -211,9 +211,16 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
  * caller, still sending, reads its answer instead of a connection reset (a
  * reset can discard an answer already received). Past the cap the connection
  * is cut: a caller that keeps sending after a refusal gets no more of our time.
+ * Says whether the connection can carry another request: false when the body
+ * may not fit under the cap (a larger or unknown length), and the answer must
+ * then say Connection: close, or the caller would send its next request on a
+ * connection about to be cut.
  */
-export function discardBody(req: IncomingMessage, capBytes: number): void {
-  if (req.complete || req.destroyed) return;
+export function discardBody(req: IncomingMessage, capBytes: number): boolean {
+  if (req.complete || req.destroyed) return true;
+  const declared = Number(req.headers["content-length"]);
+  const fits =
+    req.headers["content-length"] !== undefined && Number.isFinite(declared) && declared <= capBytes;
   let dropped = 0;
   req.on("data", (chunk: Buffer) => {
     dropped += chunk.length;
@@ -221,4 +228,5 @@ export function discardBody(req: IncomingMessage, capBytes: number): void {
   });
   req.on("error", () => undefined);
   req.resume();
+  return fits;
 }

@@ -24,10 +24,16 @@ import { startServe, type ServeProcess } from "../harness/operator.js";
 import { watcherIdentity } from "../harness/operator-stack.js";
 import { REPO_ROOT } from "../harness/testbin.js";
 
-const TOTAL = 100_000;
+/** FUZZ_TOTAL only to debug a failing seed quickly: CI runs the 100,000. */
+const TOTAL = Number(process.env.FUZZ_TOTAL ?? 100_000);
 const CONCURRENCY = 16;
-/** The whole run must end within this, on two busy cores. */
-const DEADLINE_MS = 170_000;
+/**
+ * The whole run must end within this. About 75 s on two cores with the load
+ * of other work around it (BENCHMARKS.md); 8 minutes leaves room for a
+ * machine shared with a dozen other busy processes without letting a hung
+ * server hold CI.
+ */
+const DEADLINE_MS = 480_000;
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 
 interface ChartServer {
@@ -431,160 +437,167 @@ describe("100,000 fuzzed requests over HTTPS", () => {
     await cp?.stop();
   });
 
-  it("answers every one with JSON or a 4xx, stays under the chart's memory limit, and lives", async () => {
-    const limitMiB = mebibytes(chart.memoryLimit);
-    const serverPid = pid(serve.process.child.pid as number);
-    const url = new URL(serve.url);
-    const agent = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: serve.caPem });
-    const r = prng(SEED);
-    const p = payloads();
-    const bogusTokens = Array.from({ length: 200 }, (_, i) => `bogus-${SEED}-${i}`);
+  it(
+    "answers every one with JSON or a 4xx, stays under the chart's memory limit, and lives",
+    async () => {
+      const limitMiB = mebibytes(chart.memoryLimit);
+      const serverPid = pid(serve.process.child.pid as number);
+      const url = new URL(serve.url);
+      const agent = new https.Agent({ keepAlive: true, maxSockets: CONCURRENCY, ca: serve.caPem });
+      const r = prng(SEED);
+      const p = payloads();
+      const bogusTokens = Array.from({ length: 200 }, (_, i) => `bogus-${SEED}-${i}`);
 
-    // The heavy requests at fixed counts, spread over the run; the rest drawn.
-    const schedule = new Map<number, () => FuzzRequest>();
-    for (const h of heavy(p)) {
-      for (let i = 0; i < h.count; i++) {
-        let at = Math.floor(r() * TOTAL);
-        while (schedule.has(at)) at = (at + 1) % TOTAL;
-        schedule.set(at, h.make);
-      }
-    }
-
-    const outcomes: Outcome[] = [];
-    const problems: Outcome[] = [];
-    const counts = new Map<string, number>();
-    let peakRss = 0;
-    const sampler = setInterval(() => {
-      try {
-        peakRss = Math.max(peakRss, memory(serverPid).rssMiB);
-      } catch {
-        // the process is gone: the liveness check below says so
-      }
-    }, 100);
-
-    const sendOne = (req: FuzzRequest): Promise<Outcome> =>
-      new Promise((resolve) => {
-        const headers: Record<string, string> = { ...(req.headers ?? {}) };
-        if (req.body !== undefined && !("content-type" in headers))
-          headers["content-type"] = "application/json";
-        if (req.cutAfter !== undefined) {
-          // A raw TLS socket: promise the whole body, send part of it, close.
-          const sock = tls.connect({ host: url.hostname, port: Number(url.port), ca: serve.caPem }, () => {
-            const body = Buffer.from(req.body as string);
-            sock.write(
-              `${req.method} ${req.path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
-            );
-            sock.write(body.subarray(0, req.cutAfter));
-            sock.end();
-          });
-          sock.on("error", () => undefined);
-          sock.on("close", () => resolve({ kind: req.kind, path: req.path, status: 0 }));
-          sock.setTimeout(10_000, () => sock.destroy());
-          return;
+      // The heavy requests at fixed counts, spread over the run; the rest drawn.
+      const schedule = new Map<number, () => FuzzRequest>();
+      for (const h of heavy(p)) {
+        for (let i = 0; i < h.count; i++) {
+          let at = Math.floor(r() * TOTAL);
+          while (schedule.has(at)) at = (at + 1) % TOTAL;
+          schedule.set(at, h.make);
         }
-        const h = https.request(
-          {
-            host: url.hostname,
-            port: url.port,
-            path: req.path,
-            method: req.method,
-            agent,
-            headers,
-            timeout: 60_000,
-          },
-          (res) => {
-            const chunks: Buffer[] = [];
-            res.on("data", (c: Buffer) => chunks.push(c));
-            res.on("error", (err) =>
-              resolve({ kind: req.kind, path: req.path, status: -1, problem: `response: ${err.message}` }),
-            );
-            res.on("end", () => {
-              const status = res.statusCode ?? 0;
-              const text = Buffer.concat(chunks).toString("utf8");
-              const o: Outcome = { kind: req.kind, path: req.path, status };
-              const plain = req.method === "GET" && GET_PATHS.includes(req.path) && status < 400;
-              if (!plain) {
-                try {
-                  JSON.parse(text);
-                } catch {
-                  o.problem = `not JSON: ${text.slice(0, 200)}`;
-                }
-              }
-              if (status >= 500) {
-                const busy = status === 503 && res.headers["retry-after"] !== undefined;
-                // /reconcile's own 502/503: the apiserver's answer passed on, as JSON.
-                const reconcile = req.path === "/reconcile" && (status === 502 || status === 503);
-                if (!busy && !reconcile) o.problem = `status ${status}: ${text.slice(0, 300)}`;
-              }
-              resolve(o);
-            });
-          },
-        );
-        h.on("timeout", () => h.destroy(new Error("timed out")));
-        h.on("error", (err) =>
-          resolve({ kind: req.kind, path: req.path, status: -1, problem: `request: ${err.message}` }),
-        );
-        h.end(req.body);
-      });
-
-    let next = 0;
-    const started = Date.now();
-    const worker = async (): Promise<void> => {
-      while (next < TOTAL && Date.now() - started < DEADLINE_MS) {
-        const i = next++;
-        const req = schedule.get(i)?.() ?? light(r, p, token, bogusTokens);
-        counts.set(req.kind, (counts.get(req.kind) ?? 0) + 1);
-        const o = await sendOne(req);
-        outcomes.push(o);
-        if (o.problem && problems.length < 50) problems.push(o);
       }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, worker));
-    const seconds = (Date.now() - started) / 1000;
-    clearInterval(sampler);
-    agent.destroy();
 
-    const alive = await new Promise<number>((resolve) => {
-      https
-        .get(`${serve.url}/healthz`, { ca: serve.caPem }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
-        })
-        .on("error", () => resolve(0));
-    });
-    const { hwmMiB } = memory(serverPid);
-    const byStatus: Record<string, number> = {};
-    for (const o of outcomes) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
-    const figures = {
-      seed: SEED,
-      requests: outcomes.length,
-      seconds: Number(seconds.toFixed(1)),
-      requestsPerSecond: Math.round(outcomes.length / seconds),
-      peakRssSampledMiB: Math.round(peakRss),
-      vmHwmMiB: Math.round(hwmMiB),
-      memoryLimitMiB: limitMiB,
-      nodeOptions: chart.nodeOptions,
-      byStatus,
-      byKind: Object.fromEntries([...counts].sort()),
-    };
-    process.stdout.write(`fuzz figures ${JSON.stringify(figures)}\n`);
+      const outcomes: Outcome[] = [];
+      const problems: Outcome[] = [];
+      const counts = new Map<string, number>();
+      let peakRss = 0;
+      const sampler = setInterval(() => {
+        try {
+          peakRss = Math.max(peakRss, memory(serverPid).rssMiB);
+        } catch {
+          // the process is gone: the liveness check below says so
+        }
+      }, 100);
 
-    expect(problems, `seed ${SEED}: ${JSON.stringify(problems.slice(0, 10), null, 1)}`).toEqual([]);
-    expect(outcomes.length, `only ${outcomes.length} requests in ${DEADLINE_MS} ms (seed ${SEED})`).toBe(
-      TOTAL,
-    );
-    expect(alive, serve.output().slice(-3000)).toBe(200);
-    expect(hwmMiB).toBeLessThan(limitMiB);
-    // Every kind of request was sent.
-    for (const kind of [
-      "gzip-flood",
-      "deep",
-      "proto-keys",
-      "truncated",
-      "cut-off",
-      "wide-objects",
-      "wrong-method",
-    ])
-      expect(counts.get(kind) ?? 0).toBeGreaterThan(0);
-  }, 300_000);
+      const sendOne = (req: FuzzRequest): Promise<Outcome> =>
+        new Promise((resolve) => {
+          const headers: Record<string, string> = { ...(req.headers ?? {}) };
+          if (req.body !== undefined && !("content-type" in headers))
+            headers["content-type"] = "application/json";
+          // Node's client frames a GET's or DELETE's body with nothing unless told its length: the
+          // bytes would reach the server as the start of a next request.
+          if (req.body !== undefined) headers["content-length"] = String(Buffer.byteLength(req.body));
+          if (req.cutAfter !== undefined) {
+            // A raw TLS socket: promise the whole body, send part of it, close.
+            const sock = tls.connect({ host: url.hostname, port: Number(url.port), ca: serve.caPem }, () => {
+              const body = Buffer.from(req.body as string);
+              sock.write(
+                `${req.method} ${req.path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`,
+              );
+              sock.write(body.subarray(0, req.cutAfter));
+              sock.end();
+            });
+            sock.on("error", () => undefined);
+            sock.on("close", () => resolve({ kind: req.kind, path: req.path, status: 0 }));
+            sock.setTimeout(10_000, () => sock.destroy());
+            return;
+          }
+          const h = https.request(
+            {
+              host: url.hostname,
+              port: url.port,
+              path: req.path,
+              method: req.method,
+              agent,
+              headers,
+              timeout: 60_000,
+            },
+            (res) => {
+              const chunks: Buffer[] = [];
+              res.on("data", (c: Buffer) => chunks.push(c));
+              res.on("error", (err) =>
+                resolve({ kind: req.kind, path: req.path, status: -1, problem: `response: ${err.message}` }),
+              );
+              res.on("end", () => {
+                const status = res.statusCode ?? 0;
+                const text = Buffer.concat(chunks).toString("utf8");
+                const o: Outcome = { kind: req.kind, path: req.path, status };
+                const plain = req.method === "GET" && GET_PATHS.includes(req.path) && status < 400;
+                if (!plain) {
+                  try {
+                    JSON.parse(text);
+                  } catch {
+                    o.problem = `not JSON: ${text.slice(0, 200)}`;
+                  }
+                }
+                if (status >= 500) {
+                  const busy = status === 503 && res.headers["retry-after"] !== undefined;
+                  // /reconcile's own 502/503: the apiserver's answer passed on, as JSON.
+                  const reconcile = req.path === "/reconcile" && (status === 502 || status === 503);
+                  if (!busy && !reconcile) o.problem = `status ${status}: ${text.slice(0, 300)}`;
+                }
+                resolve(o);
+              });
+            },
+          );
+          h.on("timeout", () => h.destroy(new Error("timed out")));
+          h.on("error", (err) =>
+            resolve({ kind: req.kind, path: req.path, status: -1, problem: `request: ${err.message}` }),
+          );
+          h.end(req.body);
+        });
+
+      let next = 0;
+      const started = Date.now();
+      const worker = async (): Promise<void> => {
+        while (next < TOTAL && Date.now() - started < DEADLINE_MS) {
+          const i = next++;
+          const req = schedule.get(i)?.() ?? light(r, p, token, bogusTokens);
+          counts.set(req.kind, (counts.get(req.kind) ?? 0) + 1);
+          const o = await sendOne(req);
+          outcomes.push(o);
+          if (o.problem && problems.length < 50) problems.push(o);
+        }
+      };
+      await Promise.all(Array.from({ length: CONCURRENCY }, worker));
+      const seconds = (Date.now() - started) / 1000;
+      clearInterval(sampler);
+      agent.destroy();
+
+      const alive = await new Promise<number>((resolve) => {
+        https
+          .get(`${serve.url}/healthz`, { ca: serve.caPem }, (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          })
+          .on("error", () => resolve(0));
+      });
+      const { hwmMiB } = memory(serverPid);
+      const byStatus: Record<string, number> = {};
+      for (const o of outcomes) byStatus[o.status] = (byStatus[o.status] ?? 0) + 1;
+      const figures = {
+        seed: SEED,
+        requests: outcomes.length,
+        seconds: Number(seconds.toFixed(1)),
+        requestsPerSecond: Math.round(outcomes.length / seconds),
+        peakRssSampledMiB: Math.round(peakRss),
+        vmHwmMiB: Math.round(hwmMiB),
+        memoryLimitMiB: limitMiB,
+        nodeOptions: chart.nodeOptions,
+        byStatus,
+        byKind: Object.fromEntries([...counts].sort()),
+      };
+      process.stdout.write(`fuzz figures ${JSON.stringify(figures)}\n`);
+
+      expect(problems, `seed ${SEED}: ${JSON.stringify(problems.slice(0, 10), null, 1)}`).toEqual([]);
+      expect(outcomes.length, `only ${outcomes.length} requests in ${DEADLINE_MS} ms (seed ${SEED})`).toBe(
+        TOTAL,
+      );
+      expect(alive, serve.output().slice(-3000)).toBe(200);
+      expect(hwmMiB).toBeLessThan(limitMiB);
+      // Every kind of request was sent.
+      for (const kind of [
+        "gzip-flood",
+        "deep",
+        "proto-keys",
+        "truncated",
+        "cut-off",
+        "wide-objects",
+        "wrong-method",
+      ])
+        expect(counts.get(kind) ?? 0).toBeGreaterThan(0);
+    },
+    DEADLINE_MS + 60_000,
+  );
 });
