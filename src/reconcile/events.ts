@@ -6,7 +6,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { EdgeRouteV2 } from "../api/types.js";
-import type { Logger } from "../server/logger.js";
+import type { Logger } from "../observability/logger.js";
 import { kubeStatus, type KubeClient } from "../kube/client.js";
 import { nowRfc3339 } from "./conditions.js";
 import { EventCorrelator, type EventKey } from "./event-correlator.js";

@@ -1,10 +1,10 @@
-// The express app: health, readiness, metrics, and the JSON routes it is given.
+// The express app: health, readiness, metrics, and the JSON handlers it is given.
 
 import type { TLSSocket } from "node:tls";
 import express, { type NextFunction, type Request, type Response } from "express";
-import { logger } from "./logger.js";
-import { httpRequestDuration, registry } from "./metrics.js";
-import { DEFAULT_MAX_DEPTH, errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
+import type { Logger } from "../observability/logger.js";
+import type { ServerMetrics } from "../observability/metrics.js";
+import { DEFAULT_MAX_DEPTH, errorReply, type JsonReply, type JsonHandler } from "./json-handler.js";
 import { jsonChunks } from "./json-chunks.js";
 import { budgetsFromHeapLimit, type MemoryBudgets } from "./memory-budget.js";
 import { discardBody, readJsonBody } from "./request-body.js";
@@ -13,9 +13,12 @@ import { discardBody, readJsonBody } from "./request-body.js";
 const UNAUTHENTICATED_DISCARD = 64 * 1024;
 
 export interface AppOptions {
-  routes: readonly JsonRoute[];
+  handlers: readonly JsonHandler[];
   /** Readiness beyond "the process is up": TLS material loaded, and whatever else the caller needs. */
   ready: () => boolean;
+  log: Logger;
+  /** /metrics serves its registry. */
+  metrics: ServerMetrics;
   /** Heap set aside for request bodies (default: shares of V8's heap limit). */
   budgets?: MemoryBudgets;
   /**
@@ -25,7 +28,7 @@ export interface AppOptions {
   clientCertPaths?: ReadonlySet<string>;
 }
 
-/** The reason word of a Status for each 4xx/5xx the server gives itself. */
+/** The reason word of a Status for each 4xx the server gives itself. */
 const REASONS: Record<number, string> = {
   400: "BadRequest",
   401: "Unauthorized",
@@ -93,6 +96,10 @@ function clientCertRefusal(req: Request): JsonReply | undefined {
   );
 }
 
+/**
+ * The app in named phases: probes and metrics, the GET and POST handlers it
+ * hosts, 405 for a known path asked with the wrong method, then the fallbacks.
+ */
 export function createApp(opts: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
@@ -100,7 +107,39 @@ export function createApp(opts: AppOptions): express.Express {
   const budgets = opts.budgets ?? budgetsFromHeapLimit();
   /** Path → the methods it answers, for 405's Allow header. */
   const allowed = new Map<string, string>();
+  mountProbes(app, opts);
+  for (const p of ["/healthz", "/readyz", "/metrics"]) allowed.set(p, "GET, HEAD");
+  for (const handler of opts.handlers.filter((r) => r.method === "GET")) {
+    allowed.set(handler.path, "GET, HEAD");
+    app.get(handler.path, getHandler(handler, opts));
+  }
+  for (const handler of opts.handlers.filter((r) => r.method !== "GET")) {
+    allowed.set(handler.path, "POST");
+    // The body is read by readJsonBody as raw bytes whatever the content type
+    // says: a webhook caller that gets the header wrong still deserves a JSON answer.
+    app.post(handler.path, postHandler(handler, opts, budgets));
+  }
+  mountMethodNotAllowed(app, allowed);
+  mountFallbacks(app, opts.log);
+  return app;
+}
 
+/** A known path asked with the wrong method: 405, and which methods it takes. */
+function mountMethodNotAllowed(app: express.Express, allowed: ReadonlyMap<string, string>): void {
+  for (const [path, methods] of allowed) {
+    app.all(path, (req, res) => {
+      res.set("Allow", methods);
+      sendWhole(
+        res,
+        errorReply(405, "MethodNotAllowed", `${req.method} is not allowed on ${path}; use ${methods}`),
+      );
+    });
+  }
+}
+
+/** /healthz (the process is up), /readyz (the caller's readiness) and /metrics. */
+function mountProbes(app: express.Express, opts: AppOptions): void {
+  const { registry } = opts.metrics;
   app.get("/healthz", (_req, res) => {
     res.type("text/plain").send("ok");
   });
@@ -111,86 +150,84 @@ export function createApp(opts: AppOptions): express.Express {
   app.get("/metrics", async (_req, res) => {
     res.type(registry.contentType).send(await registry.metrics());
   });
-  for (const p of ["/healthz", "/readyz", "/metrics"]) allowed.set(p, "GET, HEAD");
+}
 
-  for (const route of opts.routes.filter((r) => r.method === "GET")) {
-    allowed.set(route.path, "GET, HEAD");
-    app.get(route.path, async (req: Request, res: Response) => {
-      const end = httpRequestDuration.startTimer({ route: route.path });
-      let reply: JsonReply | undefined = await route.authorize?.(req.headers);
-      if (!reply) {
-        try {
-          reply = await route.handle(undefined, { headers: req.headers, log: logger });
-        } catch (err) {
-          logger.error({ err, route: route.path }, "handler failed");
-          reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
-        }
-      }
-      await sendInPieces(res, reply);
-      end({ code: reply.status });
-    });
-  }
+type ExpressHandler = (req: Request, res: Response) => Promise<void>;
 
-  for (const route of opts.routes.filter((r) => r.method !== "GET")) {
-    allowed.set(route.path, "POST");
-    // The body is read as raw bytes whatever the content type says: a webhook
-    // caller that gets the header wrong still deserves a JSON answer.
-    app.post(route.path, async (req: Request, res: Response) => {
-      const end = httpRequestDuration.startTimer({ route: route.path });
-      const refused = opts.clientCertPaths?.has(route.path)
-        ? clientCertRefusal(req)
-        : await route.authorize?.(req.headers);
-      if (refused) {
-        // Refused from the headers: the body is never parsed, and only a little of it is even read.
-        if (!discardBody(req, UNAUTHENTICATED_DISCARD)) res.set("Connection", "close");
-        sendWhole(res, refused);
-        end({ code: refused.status });
-        return;
-      }
-      const read = await readJsonBody(req, {
-        limit: route.limit,
-        maxDepth: route.maxDepth ?? DEFAULT_MAX_DEPTH,
-        budget: budgets[route.budget ?? "small"],
-        path: route.path,
-      });
-      if (!read.ok) {
-        if (!discardBody(req, 2 * route.limit)) res.set("Connection", "close");
-        sendWhole(res, read.reply);
-        end({ code: read.reply.status });
-        return;
-      }
-      let reply: JsonReply;
+function getHandler(handler: JsonHandler, opts: AppOptions): ExpressHandler {
+  const { log: logger } = opts;
+  const { requestDuration } = opts.metrics;
+  return async (req, res) => {
+    const end = requestDuration.startTimer({ route: handler.path });
+    let reply: JsonReply | undefined = await handler.authorize?.(req.headers);
+    if (!reply) {
       try {
-        reply = await route.handle(read.body, { headers: req.headers, log: logger });
+        reply = await handler.handle(undefined, { headers: req.headers, log: logger });
       } catch (err) {
-        // A handler bug must not take the server down or leave the caller hanging.
-        logger.error({ err, route: route.path }, "handler failed");
+        logger.error({ err, route: handler.path }, "handler failed");
         reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
       }
-      try {
-        // A reply is about as large as its request at most (a ConversionReview
-        // gives back what it got); only then is it worth writing in pieces, and
-        // admission's small answers skip the piecewise serializer on the hot path.
-        if (read.bytes > CHUNK_CHARS) await sendInPieces(res, reply);
-        else sendWhole(res, reply);
-      } finally {
-        read.release();
-      }
-      end({ code: reply.status });
-    });
-  }
+    }
+    await sendInPieces(res, reply);
+    end({ code: reply.status });
+  };
+}
 
-  // A known path asked with the wrong method: 405, and which methods it takes.
-  for (const [path, methods] of allowed) {
-    app.all(path, (req, res) => {
-      res.set("Allow", methods);
-      sendWhole(
-        res,
-        errorReply(405, REASONS[405] as string, `${req.method} is not allowed on ${path}; use ${methods}`),
-      );
+/**
+ * A POST: who may call it (a client certificate, or the handler's own check on
+ * the headers) before a byte of the body is read; the body read within its
+ * limits (request-body.ts); the reply written whole or in pieces by its size.
+ */
+function postHandler(handler: JsonHandler, opts: AppOptions, budgets: MemoryBudgets): ExpressHandler {
+  const { log: logger } = opts;
+  const { requestDuration } = opts.metrics;
+  return async (req, res) => {
+    const end = requestDuration.startTimer({ route: handler.path });
+    const refused = opts.clientCertPaths?.has(handler.path)
+      ? clientCertRefusal(req)
+      : await handler.authorize?.(req.headers);
+    if (refused) {
+      // Refused from the headers: the body is never parsed, and only a little of it is even read.
+      if (!discardBody(req, UNAUTHENTICATED_DISCARD)) res.set("Connection", "close");
+      sendWhole(res, refused);
+      end({ code: refused.status });
+      return;
+    }
+    const read = await readJsonBody(req, {
+      limit: handler.limit,
+      maxDepth: handler.maxDepth ?? DEFAULT_MAX_DEPTH,
+      budget: budgets[handler.budget ?? "small"],
+      path: handler.path,
     });
-  }
+    if (!read.ok) {
+      if (!discardBody(req, 2 * handler.limit)) res.set("Connection", "close");
+      sendWhole(res, read.reply);
+      end({ code: read.reply.status });
+      return;
+    }
+    let reply: JsonReply;
+    try {
+      reply = await handler.handle(read.body, { headers: req.headers, log: logger });
+    } catch (err) {
+      // A handler bug must not take the server down or leave the caller hanging.
+      logger.error({ err, route: handler.path }, "handler failed");
+      reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
+    }
+    try {
+      // A reply is about as large as its request at most (a ConversionReview
+      // gives back what it got); only then is it worth writing in pieces, and
+      // admission's small answers skip the piecewise serializer on the hot path.
+      if (read.bytes > CHUNK_CHARS) await sendInPieces(res, reply);
+      else sendWhole(res, reply);
+    } finally {
+      read.release();
+    }
+    end({ code: reply.status });
+  };
+}
 
+/** 404 for any other path, and a JSON answer for what express itself throws (a malformed URL, say). */
+function mountFallbacks(app: express.Express, logger: Logger): void {
   app.use((_req, res) => {
     sendWhole(
       res,
@@ -202,12 +239,9 @@ export function createApp(opts: AppOptions): express.Express {
     );
   });
 
-  // What express itself throws (a malformed URL, say): a JSON answer all the same.
   app.use((err: Error & { status?: number }, req: Request, res: Response, _next: NextFunction) => {
     const status = err.status !== undefined && err.status >= 400 && err.status < 500 ? err.status : 500;
     if (status === 500) logger.error({ err, path: req.path }, "request failed");
     sendWhole(res, errorReply(status, REASONS[status] ?? "InternalError", err.message));
   });
-
-  return app;
 }

@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCa, issueCertificate, type KeyPair } from "../certs/pki.js";
 import { createApp } from "./app.js";
 import { startHttpsServer, type RunningServer } from "./https.js";
-import { MiB, type JsonRoute } from "./json-route.js";
+import { MiB, type JsonHandler } from "./json-handler.js";
+import { serverDeps } from "../../test/fixtures/server-deps.js";
+import { silentLogger } from "../observability/logger.js";
 
 const serverCa = createCa({ commonName: "serving-ca" });
 const serving = issueCertificate(serverCa, { commonName: "localhost", ips: ["127.0.0.1"], usage: "server" });
@@ -16,7 +18,7 @@ const apiserver = issueCertificate(clientCa, { commonName: "kube-apiserver", usa
 const strangerCa = createCa({ commonName: "someone-else" });
 const stranger = issueCertificate(strangerCa, { commonName: "kube-apiserver", usage: "client" });
 
-const echo = (path: string): JsonRoute => ({
+const echo = (path: string): JsonHandler => ({
   path,
   limit: MiB,
   handle: () => ({ status: 200, body: { path } }),
@@ -26,11 +28,18 @@ let server: RunningServer;
 
 beforeAll(async () => {
   const app = createApp({
-    routes: [echo("/validate"), echo("/mutate"), echo("/convert")],
+    handlers: [echo("/validate"), echo("/mutate"), echo("/convert")],
+    ...serverDeps(),
     ready: () => true,
     clientCertPaths: new Set(["/validate", "/mutate"]),
   });
-  server = await startHttpsServer(app, { host: "127.0.0.1", port: 0, tls: serving, clientCa: clientCa.cert });
+  server = await startHttpsServer(app, {
+    host: "127.0.0.1",
+    port: 0,
+    tls: serving,
+    clientCa: clientCa.cert,
+    log: silentLogger(),
+  });
 });
 afterAll(async () => {
   await server.stop();

@@ -7,6 +7,7 @@ import type { TLSSocket } from "node:tls";
 import { describe, expect, it } from "vitest";
 import { createCa, issueCertificate } from "../certs/pki.js";
 import { startHttpsServer } from "./https.js";
+import { silentLogger } from "../observability/logger.js";
 
 const ca = createCa();
 const pair = issueCertificate(ca, { commonName: "localhost", ips: ["127.0.0.1"], usage: "server" });
@@ -40,7 +41,7 @@ describe("graceful stop", () => {
           }, 1200);
         } else res.end("ok");
       },
-      { host: "127.0.0.1", port: 0, tls: pair, shutdownDelayMs: 400, drainMs: 10_000 },
+      { host: "127.0.0.1", port: 0, tls: pair, shutdownDelayMs: 400, drainMs: 10_000, log: silentLogger() },
     );
     const port = server.address.port;
     const idleAgent = new https.Agent({ keepAlive: true, maxSockets: 1 });

@@ -5,7 +5,7 @@ import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import https from "node:https";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { logger } from "./logger.js";
+import type { Logger } from "../observability/logger.js";
 import { gracefulStop } from "./graceful-stop.js";
 
 export interface TlsFiles {
@@ -27,6 +27,7 @@ export interface HttpsServerOptions {
    * without one); the app refuses the paths that need one.
    */
   clientCa?: string;
+  log: Logger;
 }
 
 export interface RunningServer {
@@ -57,6 +58,7 @@ export async function startHttpsServer(
   opts: HttpsServerOptions,
 ): Promise<RunningServer> {
   const pair = readPair(opts.tls);
+  const logger = opts.log;
   // Which key pair each connection was handshaken with. After a reload, a
   // connection from before it answers its next request with Connection: close,
   // so keep-alive clients (the apiserver pools them) handshake again and meet

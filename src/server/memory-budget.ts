@@ -5,15 +5,6 @@
 // two large requests can never hold half each and wait on each other.
 
 import v8 from "node:v8";
-import { Gauge } from "prom-client";
-import { registry } from "./metrics.js";
-
-const inUse = new Gauge({
-  name: "edge_operator_request_memory_bytes",
-  help: "Heap that request bodies being handled are estimated to take, by budget.",
-  labelNames: ["budget"] as const,
-  registers: [registry],
-});
 
 export class MemoryBudget {
   private used = 0;
@@ -31,13 +22,11 @@ export class MemoryBudget {
   tryTake(bytes: number): boolean {
     if (this.used + bytes > this.capacity) return false;
     this.used += bytes;
-    inUse.set({ budget: this.name }, this.used);
     return true;
   }
 
   give(bytes: number): void {
     this.used = Math.max(0, this.used - bytes);
-    inUse.set({ budget: this.name }, this.used);
   }
 }
 

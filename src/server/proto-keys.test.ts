@@ -8,18 +8,20 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { conversionRoute } from "../conversion/review.js";
-import { admissionRoutes } from "../webhooks/admission-routes.js";
+import { conversionHandler } from "./conversion-review.js";
+import { admissionHandlers } from "./admission-handlers.js";
+import { serverDeps } from "../../test/fixtures/server-deps.js";
 import { createApp } from "./app.js";
-import { MiB } from "./json-route.js";
+import { MiB } from "./json-handler.js";
 
 let server: http.Server;
 let port: number;
 const agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
 
 beforeAll(async () => {
-  const routes = [conversionRoute(64 * MiB), ...admissionRoutes()];
-  server = http.createServer(createApp({ routes, ready: () => true }));
+  const deps = serverDeps();
+  const handlers = [conversionHandler(64 * MiB, deps.metrics), ...admissionHandlers(undefined, deps)];
+  server = http.createServer(createApp({ handlers, ready: () => true, ...deps }));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   port = (server.address() as AddressInfo).port;
 });

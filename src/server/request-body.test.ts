@@ -9,7 +9,8 @@ import type { AddressInfo } from "node:net";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "./app.js";
-import { MiB, type JsonReply, type JsonRoute } from "./json-route.js";
+import { MiB, type JsonReply, type JsonHandler } from "./json-handler.js";
+import { serverDeps } from "../../test/fixtures/server-deps.js";
 import { CONVERSION_SHARE, MemoryBudget } from "./memory-budget.js";
 
 /** The chart's heap (--max-old-space-size=384, 4 MiB semi-spaces) as V8 reports its limit. */
@@ -19,7 +20,7 @@ const small = new MemoryBudget("small", 3 * MiB);
 let handled = 0;
 let authorizedBodies = 0;
 
-const routes: JsonRoute[] = [
+const routes: JsonHandler[] = [
   {
     path: "/convert",
     limit: 64 * MiB,
@@ -54,7 +55,9 @@ let server: http.Server;
 let port: number;
 
 beforeAll(async () => {
-  server = http.createServer(createApp({ routes, ready: () => true, budgets: { conversion, small } }));
+  server = http.createServer(
+    createApp({ handlers: routes, ready: () => true, budgets: { conversion, small }, ...serverDeps() }),
+  );
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   port = (server.address() as AddressInfo).port;
 });

@@ -6,7 +6,7 @@
 
 import type { IncomingMessage } from "node:http";
 import zlib from "node:zlib";
-import { errorReply, MiB, type JsonReply } from "./json-route.js";
+import { errorReply, MiB, type JsonReply } from "./json-handler.js";
 import { JsonDepthError, JsonShapeScanner } from "./json-shape.js";
 import type { MemoryBudget } from "./memory-budget.js";
 
