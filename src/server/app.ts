@@ -9,8 +9,13 @@ import { jsonChunks } from "./json-chunks.js";
 import { budgetsFromHeapLimit, type MemoryBudgets } from "./memory-budget.js";
 import { discardBody, readJsonBody } from "./request-body.js";
 
-/** What an unauthenticated caller may still send after its refusal before the connection is cut. */
-const UNAUTHENTICATED_DISCARD = 64 * 1024;
+/**
+ * What a refused caller may still send, read and dropped, before the
+ * connection is cut: enough that a caller refused for a bad body (deep,
+ * undecodable, unauthenticated) reads its answer rather than a reset; a body
+ * over its limit is drained up to twice the limit.
+ */
+const DISCARD_FLOOR = 1024 * 1024;
 
 export interface AppOptions {
   handlers: readonly JsonHandler[];
@@ -187,8 +192,8 @@ function postHandler(handler: JsonHandler, opts: AppOptions, budgets: MemoryBudg
       ? clientCertRefusal(req)
       : await handler.authorize?.(req.headers);
     if (refused) {
-      // Refused from the headers: the body is never parsed, and only a little of it is even read.
-      if (!discardBody(req, UNAUTHENTICATED_DISCARD)) res.set("Connection", "close");
+      // Refused from the headers: the body is never parsed or kept, only read and dropped.
+      if (!discardBody(req, DISCARD_FLOOR)) res.set("Connection", "close");
       sendWhole(res, refused);
       end({ code: refused.status });
       return;
@@ -200,7 +205,7 @@ function postHandler(handler: JsonHandler, opts: AppOptions, budgets: MemoryBudg
       path: handler.path,
     });
     if (!read.ok) {
-      if (!discardBody(req, 2 * handler.limit)) res.set("Connection", "close");
+      if (!discardBody(req, Math.max(DISCARD_FLOOR, 2 * handler.limit))) res.set("Connection", "close");
       sendWhole(res, read.reply);
       end({ code: read.reply.status });
       return;
