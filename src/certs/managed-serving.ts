@@ -16,6 +16,13 @@ export interface ManagedCertOptions {
   inject?: InjectTargets;
   renewBeforeDays: number;
   checkIntervalMs: number;
+  /**
+   * After a check that found an injection target missing (helm creates the
+   * webhook registrations after the server may start) or that failed: the
+   * first retry's delay, doubled each time up to retryMaxMs. Defaults 1 s and 60 s.
+   */
+  retryMinMs?: number;
+  retryMaxMs?: number;
   now?: () => Date;
 }
 
@@ -33,7 +40,11 @@ export interface ManagedCerts {
   readonly caBundle: string;
   /** One round: ensure the Secret (renewing when due), inject the bundle, report a change. */
   check(): Promise<CheckOutcome>;
-  /** Runs check() every interval and calls onChange with a new pair; errors go to onError and the loop goes on. */
+  /**
+   * Runs check() every interval, and sooner (with backoff) while a target is
+   * missing or a check fails; calls onChange with a new pair; errors go to
+   * onError and the loop goes on.
+   */
   start(
     onChange: (pair: KeyPair) => void,
     onError: (err: unknown) => void,
@@ -45,7 +56,8 @@ export interface ManagedCerts {
 export async function startManagedCerts(kube: KubeClient, opts: ManagedCertOptions): Promise<ManagedCerts> {
   let current: StoredMaterial | undefined;
   let timer: NodeJS.Timeout | undefined;
-  let running = false;
+  /** Undefined until start(); true once stopped. */
+  let stopped: boolean | undefined;
 
   const check = async (): Promise<CheckOutcome> => {
     const stored = await ensureCertSecret(kube, {
@@ -62,7 +74,7 @@ export async function startManagedCerts(kube: KubeClient, opts: ManagedCertOptio
     return { stored, injected, changed };
   };
 
-  await check();
+  const initialMissing = (await check()).injected.some((r) => r.outcome === "missing");
 
   return {
     get pair() {
@@ -73,21 +85,39 @@ export async function startManagedCerts(kube: KubeClient, opts: ManagedCertOptio
     },
     check,
     start(onChange, onError, onCheck) {
-      if (timer) return;
-      timer = setInterval(() => {
-        if (running) return; // a slow apiserver: never overlap two checks
-        running = true;
-        check()
-          .then((o) => {
+      if (timer || stopped === false) return;
+      stopped = false;
+      const retryMin = opts.retryMinMs ?? 1000;
+      const retryMax = opts.retryMaxMs ?? 60_000;
+      let retry = 0;
+      // One check at a time: the next is scheduled when this one ends.
+      const schedule = (ms: number): void => {
+        if (stopped) return;
+        timer = setTimeout(run, ms);
+        timer.unref();
+      };
+      const backoff = (): number => Math.min(retryMax, retryMin * 2 ** retry++);
+      const run = (): void => {
+        check().then(
+          (o) => {
             onCheck?.(o);
             if (o.changed) onChange(o.stored.material.serving);
-          }, onError)
-          .finally(() => (running = false));
-      }, opts.checkIntervalMs);
-      timer.unref();
+            if (o.injected.some((r) => r.outcome === "missing")) return schedule(backoff());
+            retry = 0;
+            schedule(opts.checkIntervalMs);
+          },
+          (err: unknown) => {
+            onError(err);
+            schedule(Math.min(backoff(), opts.checkIntervalMs));
+          },
+        );
+      };
+      // The first check ran before start: if it found a target missing, come back soon.
+      schedule(initialMissing ? backoff() : opts.checkIntervalMs);
     },
     stop() {
-      if (timer) clearInterval(timer);
+      stopped = true;
+      if (timer) clearTimeout(timer);
       timer = undefined;
     },
   };

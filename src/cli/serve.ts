@@ -40,6 +40,13 @@ Options:
                             client's ACK before it says Pending (default 10s)
   --deprogram-timeout DUR   how long a deleted route waits for the data plane
                             before it says DeprogramStuck (default 2m)
+  --client-ca FILE          PEM CA bundle: /validate and /mutate answer only
+                            callers with a client certificate it signed (the
+                            apiserver, configured as in docs/install.md); the
+                            apiserver cannot present one to /convert
+  --shutdown-delay DUR      on SIGTERM, keep serving this long (readiness
+                            already failing, every answer Connection: close)
+                            before the listener closes (default 0; the chart: 5s)
   -h, --help                this text
 ${certFlagsHelp}`;
 
@@ -58,7 +65,13 @@ export interface ServeOptions {
   xdsAckTimeoutMs: number;
   /** --cert-secret: the key pair lives in a Secret instead of files. */
   certs?: ManagedCertOptions;
+  /** --client-ca: PEM file of the CA that signs the apiserver's client certificate. */
+  clientCaFile?: string;
+  shutdownDelayMs: number;
 }
+
+/** The webhooks the apiserver can call with a client certificate (admission only: see --client-ca). */
+export const CLIENT_CERT_PATHS: ReadonlySet<string> = new Set(["/validate", "/mutate"]);
 
 export function parseServeArgs(argv: string[]): ServeOptions | "help" {
   const { values } = parseArgs({
@@ -76,6 +89,8 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "xds-listen": { type: "string", default: "127.0.0.1:18000" },
       "xds-plaintext": { type: "boolean", default: false },
       "xds-ack-timeout": { type: "string", default: "10s" },
+      "client-ca": { type: "string" },
+      "shutdown-delay": { type: "string", default: "0" },
       help: { type: "boolean", short: "h" },
       ...certFlagOptions,
     },
@@ -109,6 +124,8 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     dataPlaneNamespace: values["dataplane-namespace"],
     dataPlaneConfigMap: values["dataplane-configmap"],
     deprogramTimeoutMs: parseDuration("--deprogram-timeout", values["deprogram-timeout"]),
+    shutdownDelayMs: parseDuration("--shutdown-delay", values["shutdown-delay"]),
+    ...(values["client-ca"] ? { clientCaFile: values["client-ca"] } : {}),
     listen: values.listen,
     tlsCert: values["tls-cert"] ?? "",
     tlsKey: values["tls-key"] ?? "",
@@ -166,16 +183,33 @@ export const serveCommand: Command = {
     const metrics = createServerMetrics(createRegistry());
     const closers: (() => void)[] = [];
     const handlers = await buildHandlers(opts, logger, metrics, (close) => closers.push(close));
-    const app = createApp({ handlers, ready: () => tlsLoaded, log: logger, metrics });
+    const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile, "utf8") : undefined;
+    const app = createApp({
+      handlers,
+      ready: () => tlsLoaded,
+      log: logger,
+      metrics,
+      ...(clientCa ? { clientCertPaths: CLIENT_CERT_PATHS } : {}),
+    });
     const tls = await serveTls(opts, logger);
-    const running = await startHttpsServer(app, { host, port, tls: tls.tls, log: logger });
+    const running = await startHttpsServer(app, {
+      host,
+      port,
+      tls: tls.tls,
+      log: logger,
+      shutdownDelayMs: opts.shutdownDelayMs,
+      ...(clientCa ? { clientCa } : {}),
+    });
     tls.attach(running);
     tlsLoaded = true;
     logger.info({ address: running.address }, "serving");
 
     await new Promise<void>((resolve) => {
       const onSignal = (sig: NodeJS.Signals) => {
-        logger.info({ sig }, "stopping: finishing in-flight requests");
+        logger.info(
+          { sig, delayMs: opts.shutdownDelayMs },
+          "stopping: not ready, serving on through the shutdown delay",
+        );
         tlsLoaded = false;
         resolve();
       };

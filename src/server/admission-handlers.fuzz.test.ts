@@ -290,7 +290,7 @@ describe("AdmissionReview fuzz through the express app", () => {
     expect((await post("/validate", "{}")).status).toBe(400);
   });
 
-  it("refuses a body over 3 MiB with a 413 JSON error, and takes one just under", async () => {
+  it("refuses a body over its 4 MiB limit with a 413 JSON error, and takes one just under", async () => {
     const pad = (n: number) =>
       JSON.stringify({ kind: "AdmissionReview", apiVersion: "admission.k8s.io/v1", pad: "x".repeat(n) });
     const over = await post("/validate", pad(ADMISSION_BODY_LIMIT));

@@ -8,8 +8,14 @@ import { CRD_NAME, GROUP, PLURAL } from "../api/types.js";
 import { errorReply, MiB, type JsonReply } from "./json-handler.js";
 import { isRecord } from "../api/is-record.js";
 
-/** The largest AdmissionReview accepted: the apiserver's own request limit. */
-export const ADMISSION_BODY_LIMIT = 3 * MiB;
+/**
+ * The largest AdmissionReview accepted. An UPDATE carries the object and the
+ * old one; the old one is in etcd, so at most 1.5 MiB (etcd's default
+ * --max-request-bytes), and a new one larger than that is refused by etcd
+ * anyway; the apiserver reads request bodies of 3 MiB at most. Two objects of
+ * 1.5 MiB and the review's own fields fit in 4 MiB.
+ */
+export const ADMISSION_BODY_LIMIT = 4 * MiB;
 
 export const ADMISSION_VERSIONS = ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"] as const;
 export type AdmissionApiVersion = (typeof ADMISSION_VERSIONS)[number];

@@ -4,9 +4,8 @@
 // test/integration/reconcile.test.ts.
 
 import { describe, expect, it } from "vitest";
-import { silentLogger } from "../observability/logger.js";
 import { apiError, FakeKube, type Call } from "../../test/fixtures/fake-kube.js";
-import { requireCaller, tokenReviewAuth } from "./caller-auth.js";
+import { callerCheck, tokenReviewAuth } from "./caller-auth.js";
 
 const TOKEN_REVIEWS = "/apis/authentication.k8s.io/v1/tokenreviews";
 const ACCESS_REVIEWS = "/apis/authorization.k8s.io/v1/subjectaccessreviews";
@@ -78,14 +77,14 @@ describe("tokenReviewAuth", () => {
 
   it("lets the watcher's ServiceAccount in, and keeps the verdict for its TTL only", async () => {
     const kube = apiserver();
-    const auth = tokenReviewAuth(kube, { ttlMs: 60_000, deniedTtlMs: 0 });
+    const auth = tokenReviewAuth(kube, { ttlMs: 60_000, deniedTtlMs: 0, forbiddenTtlMs: 0 });
     expect(await auth.check(bearer("good"))).toEqual({
       ok: true,
       user: "system:serviceaccount:edge:watcher",
     });
     await auth.check(bearer("good"));
     expect(kube.count("POST", "tokenreviews")).toBe(1);
-    // A refusal is kept for deniedTtlMs (0 here): an RBAC grant made since is seen at once.
+    // A refusal is kept for forbiddenTtlMs (0 here): an RBAC grant made since is seen at once.
     await auth.check(bearer("other"));
     await new Promise((r) => setTimeout(r, 2));
     await auth.check(bearer("other"));
@@ -93,31 +92,19 @@ describe("tokenReviewAuth", () => {
   });
 });
 
-describe("requireCaller", () => {
-  const log = silentLogger();
-  const ok = { status: 200, body: { reached: true } };
-
-  it("reaches the handler only for an allowed caller, and says 401 or 403 otherwise", async () => {
-    const handle = requireCaller(tokenReviewAuth(apiserver()), () => ok);
-    expect(await handle({}, { headers: bearer("good"), log })).toEqual(ok);
-    expect(await handle({}, { headers: bearer("stolen"), log })).toMatchObject({
-      status: 401,
-      body: { reason: "Unauthorized" },
-    });
-    expect(await handle({}, { headers: bearer("other"), log })).toMatchObject({
-      status: 403,
-      body: { reason: "Forbidden" },
-    });
+describe("callerCheck", () => {
+  it("lets only an allowed caller past the headers, and says 401 or 403 otherwise", async () => {
+    const check = callerCheck(tokenReviewAuth(apiserver()));
+    expect(await check(bearer("good"))).toBeUndefined();
+    expect(await check(bearer("stolen"))).toMatchObject({ status: 401, body: { reason: "Unauthorized" } });
+    expect(await check(bearer("other"))).toMatchObject({ status: 403, body: { reason: "Forbidden" } });
   });
 
   it("answers 503 when the apiserver cannot say, and never lets the caller through", async () => {
     const kube = new FakeKube();
     kube.intercept = () => Promise.reject(apiError(500, "InternalError"));
-    let reached = false;
-    const handle = requireCaller(tokenReviewAuth(kube), () => ((reached = true), ok));
-    const reply = await handle({}, { headers: bearer("good"), log });
-    expect(reply.status).toBe(503);
-    expect(JSON.stringify(reply.body)).toContain("could not check the caller's credentials");
-    expect(reached).toBe(false);
+    const reply = await callerCheck(tokenReviewAuth(kube))(bearer("good"));
+    expect(reply?.status).toBe(503);
+    expect(JSON.stringify(reply?.body)).toContain("could not check the caller's credentials");
   });
 });

@@ -138,5 +138,10 @@ export function handleConversionReview(
 export function conversionHandler(limitBytes: number, metrics: ServerMetrics): JsonHandler {
   const count = (outcome: ConversionOutcome): void =>
     metrics.webhookDecisions.inc({ webhook: "convert", outcome });
-  return { path: "/convert", limit: limitBytes, handle: (body) => handleConversionReview(body, count) };
+  return {
+    path: "/convert",
+    limit: limitBytes,
+    budget: "conversion",
+    handle: (body) => handleConversionReview(body, count),
+  };
 }

@@ -3,9 +3,10 @@
 
 import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import https from "node:https";
-import type { RequestListener } from "node:http";
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "../observability/logger.js";
+import { gracefulStop } from "./graceful-stop.js";
 
 export interface TlsFiles {
   certFile: string;
@@ -16,8 +17,16 @@ export interface HttpsServerOptions {
   host: string;
   port: number;
   tls: TlsFiles | { cert: string; key: string };
-  /** Time given to in-flight requests on stop before connections are cut. */
+  /** Time given to in-flight requests on stop, once the listener closed, before connections are cut. */
   drainMs?: number;
+  /** Time the listener keeps accepting after stop() begins (see graceful-stop.ts). */
+  shutdownDelayMs?: number;
+  /**
+   * PEM CA bundle: ask every client for a certificate and check it against
+   * these. The handshake never fails on it (probes and the watcher come
+   * without one); the app refuses the paths that need one.
+   */
+  clientCa?: string;
   log: Logger;
 }
 
@@ -26,7 +35,7 @@ export interface RunningServer {
   readonly address: AddressInfo;
   /** Loads a new key pair into the live server; new handshakes use it at once. */
   reload(pair?: { cert: string; key: string }): void;
-  /** Stops accepting, lets in-flight requests finish, then closes. */
+  /** Keeps serving for the shutdown delay (every answer says Connection: close), stops accepting, lets in-flight requests finish, then closes. */
   stop(): Promise<void>;
 }
 
@@ -57,9 +66,13 @@ export async function startHttpsServer(
   // after a response, never while idle, leaves no request racing a close.
   let generation = 0;
   const handshakenWith = new WeakMap<Socket, number>();
-  const server = https.createServer({ ...pair, minVersion: "TLSv1.2" }, (req, res) => {
+  const clientAuth = opts.clientCa ? { ca: opts.clientCa, requestCert: true, rejectUnauthorized: false } : {};
+  const server = https.createServer({ ...pair, ...clientAuth, minVersion: "TLSv1.2" });
+  const graceful = gracefulStop(server);
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    graceful.track(req, res);
     if ((handshakenWith.get(req.socket) ?? generation) < generation) res.setHeader("Connection", "close");
-    handler(req, res);
+    void handler(req, res);
   });
   server.on("secureConnection", (socket) => handshakenWith.set(socket, generation));
   // The apiserver's webhook client (client-go, Go's http.Transport) drops idle
@@ -80,7 +93,8 @@ export async function startHttpsServer(
 
   const reload = (next?: { cert: string; key: string }): void => {
     const p = next ?? readPair(opts.tls);
-    server.setSecureContext({ ...p, minVersion: "TLSv1.2" });
+    // The whole context is replaced: the client CA goes with the new pair.
+    server.setSecureContext({ ...p, ...(opts.clientCa ? { ca: opts.clientCa } : {}), minVersion: "TLSv1.2" });
     generation++;
     logger.info("TLS key pair reloaded");
   };
@@ -98,12 +112,7 @@ export async function startHttpsServer(
 
   const stop = async (): Promise<void> => {
     for (const f of files) unwatchFile(f, onChange);
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    server.closeIdleConnections();
-    const timer = setTimeout(() => server.closeAllConnections(), opts.drainMs ?? 20_000);
-    timer.unref();
-    await closed;
-    clearTimeout(timer);
+    await graceful.stop({ delayMs: opts.shutdownDelayMs ?? 0, drainMs: opts.drainMs ?? 20_000 });
   };
 
   return { server, address: server.address() as AddressInfo, reload, stop };

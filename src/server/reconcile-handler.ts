@@ -2,11 +2,14 @@
 // Answers `{result, did, enqueue?, requeueAfterMs?}`; only callers that RBAC
 // allows (see caller-auth.ts) get in.
 
-import { errorReply, MiB, type JsonHandler } from "./json-handler.js";
+import { errorReply, type JsonHandler } from "./json-handler.js";
 import { KubeError } from "../kube/client.js";
-import { requireCaller, type CallerAuth } from "./caller-auth.js";
+import { callerCheck, type CallerAuth } from "./caller-auth.js";
 import { parseReconcileRequest, REQUEST_SHAPE } from "../reconcile/protocol.js";
 import { ReconcileInputError, type Reconciler } from "../reconcile/reconciler.js";
+
+/** `{"key": ...}` with a namespace/name key of at most 253 + 1 + 253 characters: 4 KiB is ample. */
+export const RECONCILE_BODY_LIMIT = 4096;
 
 export function reconcileHandler(
   reconciler: Reconciler | undefined,
@@ -16,7 +19,7 @@ export function reconcileHandler(
   if (!reconciler || !auth) {
     return {
       path,
-      limit: MiB,
+      limit: RECONCILE_BODY_LIMIT,
       handle: () =>
         errorReply(
           503,
@@ -27,8 +30,10 @@ export function reconcileHandler(
   }
   return {
     path,
-    limit: MiB,
-    handle: requireCaller(auth, async (body, ctx) => {
+    limit: RECONCILE_BODY_LIMIT,
+    maxDepth: 4,
+    authorize: callerCheck(auth),
+    handle: async (body, ctx) => {
       const request = parseReconcileRequest(body);
       if (!request) return errorReply(400, "BadRequest", REQUEST_SHAPE);
       const { key } = request;
@@ -40,6 +45,6 @@ export function reconcileHandler(
         ctx.log.warn({ err: e, key }, "reconcile failed");
         return errorReply(status, "ReconcileFailed", `reconcile of ${key} failed: ${(e as Error).message}`);
       }
-    }),
+    },
   };
 }

@@ -11,7 +11,7 @@ import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { MemoryDataPlane } from "../dataplane/memory.js";
 import type { XdsDataPlane } from "../dataplane/xds/xds-dataplane.js";
-import { requireCaller, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
+import { callerCheck, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { reconcileHandler } from "./reconcile-handler.js";
 import { Reconciler } from "../reconcile/reconciler.js";
@@ -95,10 +95,11 @@ function xdsDebugHandler(xds: XdsDataPlane, auth: CallerAuth): JsonHandler {
     path: "/debug/xds",
     method: "GET",
     limit: 0,
-    handle: requireCaller(auth, () => ({
+    authorize: callerCheck(auth),
+    handle: () => ({
       status: 200,
       body: { version: xds.server.current()?.version, verdict: xds.server.verdict(), clients: xds.clients() },
-    })),
+    }),
   };
 }
 
@@ -109,19 +110,21 @@ function memoryDebugHandlers(memory: MemoryDataPlane, auth: CallerAuth): JsonHan
       path: "/debug/dataplane",
       method: "GET",
       limit: 0,
-      handle: requireCaller(auth, () => ({ status: 200, body: memory.state() })),
+      authorize: callerCheck(auth),
+      handle: () => ({ status: 200, body: memory.state() }),
     },
     {
       path: "/debug/dataplane/fail-next",
       limit: 1024,
-      handle: requireCaller(auth, (body) => {
+      authorize: callerCheck(auth),
+      handle: (body) => {
         const n = (body as { count?: unknown } | null)?.count ?? 1;
         if (typeof n !== "number" || !Number.isInteger(n) || n < 0) {
           return errorReply(400, "BadRequest", "count: must be a whole number >= 0");
         }
         memory.failNext(n);
         return { status: 200, body: memory.state() };
-      }),
+      },
     },
   ];
 }

@@ -17,6 +17,7 @@ import {
 } from "@kubernetes/client-node";
 import { buildCrd } from "../../src/api/crd.js";
 import { injectCaBundle } from "../../src/certs/ca-injector.js";
+import { startManagedCerts } from "../../src/certs/managed-serving.js";
 import { describeCertificate, issueCertificate } from "../../src/certs/pki.js";
 import { ensureCertSecret, materialFromSecret, secretFromMaterial } from "../../src/certs/secret-store.js";
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../harness/registration.js";
@@ -128,6 +129,50 @@ describe("CA injection", () => {
     expect(second.map((r) => r.outcome)).toEqual(["unchanged", "unchanged", "missing", "unchanged"]);
     const again = await adm.readMutatingWebhookConfiguration({ name: "edge-operator-mutate" });
     expect(again.metadata?.resourceVersion).toBe(m.metadata?.resourceVersion);
+  });
+});
+
+describe("CA injection into a registration that does not exist yet", () => {
+  it("retries within seconds, not at the hourly check", async () => {
+    const adm = cp.kubeConfig().makeApiClient(AdmissionregistrationV1Api);
+    const name = "late-edge-operator";
+    const managed = await startManagedCerts(kube(), {
+      secret: { namespace: NS, name: "late-tls" },
+      identity: { service: "edge-operator", namespace: NS },
+      inject: { validatingWebhookConfigurations: [`${name}-validate`] },
+      renewBeforeDays: 90,
+      checkIntervalMs: 3_600_000,
+      retryMinMs: 200,
+      retryMaxMs: 2_000,
+    });
+    const errors: unknown[] = [];
+    managed.start(
+      () => undefined,
+      (e) => errors.push(e),
+    );
+    try {
+      // helm creates the registration after the server started.
+      await new Promise((r) => setTimeout(r, 1500));
+      const client = { service: { name: "edge-operator", namespace: NS, port: 443 } };
+      await adm.createValidatingWebhookConfiguration({
+        body: validatingWebhookConfiguration({ client, name }) as V1ValidatingWebhookConfiguration,
+      });
+      const bundle = Buffer.from(managed.caBundle).toString("base64");
+      const started = Date.now();
+      await waitFor(
+        "the CA bundle in the late registration",
+        async () => {
+          const v = await adm.readValidatingWebhookConfiguration({ name: `${name}-validate` });
+          return v.webhooks?.[0]?.clientConfig.caBundle === bundle ? true : undefined;
+        },
+        15_000,
+        100,
+      );
+      expect(Date.now() - started).toBeLessThan(15_000);
+      expect(errors).toEqual([]);
+    } finally {
+      managed.stop();
+    }
   });
 });
 

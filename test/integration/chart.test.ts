@@ -36,6 +36,14 @@ const MODES: Record<string, string[]> = {
   "storage v2": ["--set", "crd.storageVersion=v2"],
   "v1 not served": ["--set", "crd.storageVersion=v2", "--set", "crd.v1.served=false"],
   "v1 deprecated": ["--set", "crd.v1.deprecated=true"],
+  "network policy and client CA": [
+    "--set",
+    "networkPolicy.enabled=true",
+    "--set",
+    "networkPolicy.apiServerCIDRs={10.0.0.0/28}",
+    "--set-string",
+    "webhook.clientCA=-----BEGIN CERTIFICATE-----",
+  ],
 };
 
 let cp: ControlPlane;
@@ -433,6 +441,81 @@ describe("helm install out of cluster, on the real apiserver", () => {
   });
 });
 
+describe("stopping, and who reaches the webhook port", () => {
+  type Container = {
+    args: string[];
+    lifecycle?: { preStop?: { sleep?: { seconds: number } } };
+    volumeMounts?: { name: string; mountPath: string }[];
+  };
+  const serverPod = (docs: Doc[]) =>
+    (
+      find(docs, "Deployment", `${FULLNAME}-server`) as Doc & {
+        spec: {
+          template: {
+            spec: {
+              terminationGracePeriodSeconds: number;
+              containers: Container[];
+              volumes: { name: string }[];
+            };
+          };
+        };
+      }
+    ).spec.template.spec;
+
+  it("sleeps in preStop, then drains for the shutdown delay, within the grace period", async () => {
+    const pod = serverPod(await render([]));
+    const c = pod.containers[0] as Container;
+    expect(c.lifecycle?.preStop?.sleep?.seconds).toBe(5);
+    expect(c.args).toContain("--shutdown-delay=5s");
+    expect(pod.terminationGracePeriodSeconds).toBeGreaterThanOrEqual(5 + 5 + 20);
+    const none = serverPod(await render(["--set", "server.preStopSleepSeconds=0"]));
+    expect((none.containers[0] as Container).lifecycle).toBeUndefined();
+  });
+
+  it("renders a NetworkPolicy and the client CA only when asked, and the apiserver takes them", async () => {
+    const plain = await render([]);
+    expect(plain.filter((d) => d.kind === "NetworkPolicy")).toEqual([]);
+    expect((serverPod(plain).containers[0] as Container).args.join(" ")).not.toContain("--client-ca");
+
+    const docs = await render(MODES["network policy and client CA"] ?? []);
+    const np = find(docs, "NetworkPolicy", `${FULLNAME}-server`) as Doc & {
+      spec: { ingress: { from: Record<string, unknown>[]; ports: { port: number }[] }[] };
+    };
+    const rule = np.spec.ingress[0];
+    expect(rule?.ports).toEqual([{ port: 9443, protocol: "TCP" }]);
+    expect(rule?.from[0]).toEqual({ ipBlock: { cidr: "10.0.0.0/28" } });
+    expect(JSON.stringify(rule?.from)).toContain('"app.kubernetes.io/component":"watcher"');
+    const pod = serverPod(docs);
+    expect((pod.containers[0] as Container).args).toContain(
+      "--client-ca=/etc/edge-operator/client-ca/ca.crt",
+    );
+    expect(pod.volumes.map((v) => v.name)).toContain("client-ca");
+    expect(find(docs, "ConfigMap", `${FULLNAME}-client-ca`)).toMatchObject({
+      data: { "ca.crt": "-----BEGIN CERTIFICATE-----" },
+    });
+    // The real apiserver validates what was rendered (server-side dry run).
+    await cp.kubectl(["create", "namespace", NS]);
+    const input = [find(docs, "NetworkPolicy"), find(docs, "ConfigMap", `${FULLNAME}-client-ca`)]
+      .map((d) => toYaml(d))
+      .join("---\n");
+    const dry = await cp.kubectl(["apply", "--dry-run=server", "-n", NS, "-f", "-"], { input });
+    expect(dry.code, dry.stderr).toBe(0);
+  });
+
+  it("refuses a CIDR that is not one", async () => {
+    const res = await cp.helm([
+      "template",
+      RELEASE,
+      CHART,
+      ...KUBE_VERSION,
+      "--set",
+      "networkPolicy.apiServerCIDRs={not-a-cidr}",
+    ]);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain("/networkPolicy/apiServerCIDRs/0");
+  });
+});
+
 describe("RBAC: enough and no more", () => {
   const ns = "edge-rbac";
   const full = "rbac-edge-operator";
@@ -469,11 +552,12 @@ describe("RBAC: enough and no more", () => {
     ["list", "edgeroutes.net.10xdev.io", "-A"],
     ["watch", "edgeroutes.net.10xdev.io", "-A"],
     ["patch", "edgeroutes.net.10xdev.io", "-n", "apps"],
-    ["update", "edgeroutes.net.10xdev.io", "-n", "apps", "--subresource=status"],
     ["patch", "edgeroutes.net.10xdev.io", "-n", "apps", "--subresource=status"],
+    ["get", "services", "-n", "apps"],
     ["list", "services", "-A"],
-    ["watch", "endpointslices.discovery.k8s.io", "-A"],
+    ["list", "endpointslices.discovery.k8s.io", "-A"],
     ["create", "events", "-n", "apps"],
+    ["patch", "events", "-n", "apps"],
     ["create", "tokenreviews.authentication.k8s.io"],
     ["create", "subjectaccessreviews.authorization.k8s.io"],
     ["create", "configmaps", "-n", ns],
@@ -489,6 +573,11 @@ describe("RBAC: enough and no more", () => {
   });
 
   it.each([
+    // Only patch is used: update is not granted where patch does the work.
+    ["update", "edgeroutes.net.10xdev.io", "-n", "apps"],
+    ["update", "edgeroutes.net.10xdev.io", "-n", "apps", "--subresource=status"],
+    ["watch", "services", "-A"],
+    ["watch", "endpointslices.discovery.k8s.io", "-A"],
     ["delete", "edgeroutes.net.10xdev.io", "-n", "apps"],
     ["create", "edgeroutes.net.10xdev.io", "-n", "apps"],
     ["list", "secrets", "-A"],

@@ -1,0 +1,67 @@
+// How the server stops on SIGTERM without failing a request that was already
+// on its way (an admission that fails with EOF is a failed kubectl apply, with
+// failurePolicy Fail). In order:
+//   1. readiness fails (the caller does that), and every response from now on
+//      says Connection: close, so pooled clients reconnect (kube-proxy then
+//      picks another pod) instead of sending more on this one;
+//   2. the listener keeps accepting for `delayMs`: endpoints and kube-proxy
+//      rules take seconds to drop a terminating pod, and a connection refused
+//      meanwhile is a failed request;
+//   3. the listener closes; requests in flight finish;
+//   4. only then are idle keep-alive connections closed; whatever still runs
+//      at `drainMs` after the listener closed is cut.
+// Node's own server.close() closes idle connections at once (Node 19+), in
+// step 3, where a client may have just written a request on one: hence this.
+
+import type { Server as HttpServer, IncomingMessage, ServerResponse } from "node:http";
+import net from "node:net";
+
+export interface GracefulStopOptions {
+  /** Step 2: how long the listener keeps accepting after the stop begins. */
+  delayMs: number;
+  /** Step 3: how long requests in flight may run after the listener closed. */
+  drainMs: number;
+}
+
+export interface GracefulStop {
+  /** Call first thing for every request: counts it, and marks its response when stopping. */
+  track(req: IncomingMessage, res: ServerResponse): void;
+  readonly stopping: boolean;
+  readonly inFlight: number;
+  stop(opts: GracefulStopOptions): Promise<void>;
+}
+
+export function gracefulStop(server: HttpServer): GracefulStop {
+  let stopping = false;
+  let inFlight = 0;
+  let idle: (() => void) | undefined;
+
+  return {
+    get stopping() {
+      return stopping;
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    track(_req, res) {
+      inFlight++;
+      if (stopping) res.setHeader("Connection", "close");
+      res.once("close", () => {
+        inFlight--;
+        if (inFlight === 0) idle?.();
+      });
+    },
+    async stop({ delayMs, drainMs }) {
+      stopping = true;
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      // The listening socket only: net.Server's close, not http.Server's, which also closes idle connections.
+      const closed = new Promise<void>((resolve) => net.Server.prototype.close.call(server, () => resolve()));
+      const cut = setTimeout(() => server.closeAllConnections(), drainMs);
+      cut.unref();
+      if (inFlight > 0) await new Promise<void>((resolve) => (idle = resolve));
+      server.closeIdleConnections();
+      await closed;
+      clearTimeout(cut);
+    },
+  };
+}
