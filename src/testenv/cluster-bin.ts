@@ -8,7 +8,7 @@ import path from "node:path";
 import { REPO_ROOT } from "./testbin.js";
 
 export type ClusterBinResult =
-  { ok: true; binDir: string; pauseImage: string } | { ok: false; reason: string };
+  { ok: true; binDir: string; pauseImage: string; helloImage: string } | { ok: false; reason: string };
 
 export const CLUSTER_BINARIES = [
   "kubelet",
@@ -21,6 +21,7 @@ export const CLUSTER_BINARIES = [
   "pause",
   "image-tar",
   "pause.tar",
+  "hello.tar",
 ] as const;
 
 /** Why this machine cannot host the real cluster, or undefined when it can. */
@@ -47,6 +48,6 @@ export function ensureClusterBin(): ClusterBinResult {
     if (!existsSync(path.join(binDir, bin)))
       return { ok: false, reason: `scripts/cluster-bin.sh did not produce ${bin} in ${binDir}` };
   }
-  const pauseImage = readFileSync(path.join(binDir, "pause.ref"), "utf8").trim();
-  return { ok: true, binDir, pauseImage };
+  const ref = (name: string): string => readFileSync(path.join(binDir, `${name}.ref`), "utf8").trim();
+  return { ok: true, binDir, pauseImage: ref("pause"), helloImage: ref("hello") };
 }

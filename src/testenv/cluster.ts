@@ -22,6 +22,7 @@
 
 import { generateKeyPairSync } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
+import https from "node:https";
 import path from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { stringify as toYaml } from "yaml";
@@ -87,6 +88,8 @@ export interface Cluster {
   readonly clusterBinDir: string;
   /** The sandbox image, already in containerd. */
   readonly pauseImage: string;
+  /** A tiny HTTP server on :8080 that answers "hello from <pod name>"; `tar` is for ctrImport. */
+  readonly helloImage: { readonly ref: string; readonly tar: string };
   readonly timings: ClusterTimings;
   kubectl(args: string[], opts?: ToolOptions): Promise<RunResult>;
   helm(args: string[], opts?: ToolOptions): Promise<RunResult>;
@@ -172,6 +175,8 @@ function kubeconfigYaml(ca: string, user: string, client: KeyPair): string {
 }
 
 interface Pki {
+  caPem: string;
+  admin: KeyPair;
   ca: string;
   caKey: string;
   saKey: string;
@@ -221,6 +226,7 @@ function writePki(): Pki {
     "kube-proxy": { cn: "system:kube-proxy", o: [] },
   } as const;
   const kubeconfigs = {} as Pki["kubeconfigs"];
+  let admin: KeyPair | undefined;
   for (const [name, u] of Object.entries(users) as [
     keyof typeof users,
     (typeof users)[keyof typeof users],
@@ -229,8 +235,11 @@ function writePki(): Pki {
     const p = path.join(paths.kubeconfigs, `${name}.kubeconfig`);
     writeFileSync(p, kubeconfigYaml(ca.cert, name, client), { mode: 0o600 });
     kubeconfigs[name] = p;
+    if (name === "admin") admin = client;
   }
   return {
+    caPem: ca.cert,
+    admin: admin ?? fail("no admin certificate"),
     ca: file("ca.crt", ca.cert),
     caKey: file("ca.key", ca.key),
     saKey: file("sa.key", sa.privateKey),
@@ -250,6 +259,24 @@ function writePki(): Pki {
     ),
     kubeconfigs,
   };
+}
+
+function readyz(caPem: string, client: KeyPair): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = https.get(
+      `${APISERVER_URL}/readyz`,
+      { ca: caPem, cert: client.cert, key: client.key, timeout: 2000 },
+      (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      },
+    );
+    req.on("error", () => resolve(false));
+    req.on("timeout", () => {
+      req.destroy();
+      resolve(false);
+    });
+  });
 }
 
 interface Condition {
@@ -357,8 +384,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       async () => {
         const early = exitedEarly();
         if (early) throw new Error(early);
-        const r = await admin.json<string>("GET", "/readyz", { timeoutMs: 2000 }).catch(() => undefined);
-        return r === undefined ? undefined : true;
+        return (await readyz(pki.caPem, pki.admin)) ? true : undefined;
       },
       120_000,
       200,
@@ -480,6 +506,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       binDir: bin,
       clusterBinDir: cbin,
       pauseImage: cb.pauseImage,
+      helloImage: { ref: cb.helloImage, tar: path.join(cbin, "hello.tar") },
       timings: { apiserverReady, nodeReady, ready },
       kubectl: (args, o = {}) =>
         run(path.join(bin, "kubectl"), args, {
