@@ -188,9 +188,11 @@ export function kubeletConfig(caFile: string, certFile: string, keyFile: string)
     failSwapOn: false,
     enforceNodeAllocatable: [],
     localStorageCapacityIsolation: false,
-    // No upstream DNS for pods: traffic stays on this machine.
+    // No upstream DNS for pods: traffic stays on this machine. Services by name
+    // come from the cluster's own responder on the node IP (cluster-dns.ts).
     resolvConf: "",
-    clusterDNS: [],
+    clusterDNS: [NODE_IP],
+    clusterDomain: "cluster.local",
     makeIPTablesUtilChains: false,
     podLogsDir: paths.podLogs,
     volumePluginDir: paths.volumePlugins,

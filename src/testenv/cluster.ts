@@ -45,6 +45,7 @@ import {
   paths,
 } from "./cluster-config.js";
 import { APISERVER_URL, setUpNetwork } from "./cluster-network.js";
+import { startClusterDns, type ClusterDns } from "./cluster-dns.js";
 import {
   clusterProcesses,
   loadRecord,
@@ -299,7 +300,10 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   const procs: Supervised[] = [];
   let record: HostRecord | undefined;
 
+  let dns: ClusterDns | undefined;
   const teardown = async (): Promise<string[]> => {
+    await dns?.stop();
+    dns = undefined;
     // Newest first: the kubelet before containerd, the apiserver before etcd.
     for (const p of procs.splice(0).reverse()) await p.stop();
     const problems = record ? await restoreHost(record) : [];
@@ -391,6 +395,15 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     );
     const apiserverReady = since();
     say(`kube-apiserver ready (${apiserverReady.toFixed(1)} s)`);
+    // Services by name from pods (the kubelet's clusterDNS is the node IP).
+    dns = await startClusterDns(NODE_IP, async (name, namespace) => {
+      const svc = await admin.json<{ spec?: { clusterIP?: string } }>(
+        "GET",
+        `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(name)}`,
+        { timeoutMs: 5000 },
+      );
+      return svc.spec?.clusterIP;
+    });
 
     writeFileSync(paths.containerdConfig, containerdConfig(cb.pauseImage));
     writeFileSync(path.join(paths.cniConf, "10-edge-cluster.conflist"), cniConfig());
