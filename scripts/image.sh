@@ -40,7 +40,9 @@ fi
 
 # The base image: what the Dockerfile's node:20-slim gives the build and the runtime
 # (node, npm, a shell, env), nothing more.
-base_hash=$( (hash_files hack/image scripts/image.sh; ldd --version | sed -n 1p) | sha256sum | cut -c1-12)
+# Its hash: the writer, this section of the script (a change elsewhere keeps the base), the host's libc.
+base_recipe=$(sed -n '/^# The base image:/,/^# The operator.s image:/p' "$root/scripts/image.sh")
+base_hash=$( (hash_files hack/image; echo "$base_recipe"; ldd --version | sed -n 1p) | sha256sum | cut -c1-12)
 base_ref="localhost/edge-operator-base:node-$node_version-$base_hash"
 base_tar="$cache/base-node-$node_version-$base_hash.tar"
 if [ ! -s "$base_tar" ]; then
@@ -78,7 +80,7 @@ if [ ! -s "$base_tar" ]; then
 fi
 
 # The operator's image: tagged with the hash of everything the Dockerfile reads.
-app_hash=$( (hash_files Dockerfile .dockerignore package.json package-lock.json tsconfig.json src; echo "$base_hash") | sha256sum | cut -c1-12)
+app_hash=$( (hash_files Dockerfile .dockerignore package.json package-lock.json tsconfig.json src scripts/image.sh; echo "$base_hash") | sha256sum | cut -c1-12)
 ref="$repo:$app_hash"
 out="$cache/edge-operator-$app_hash.tar"
 if [ ! -s "$out" ]; then
@@ -99,7 +101,7 @@ if [ ! -s "$out" ]; then
     run_mounts=(-v "$ca:/run/edge-operator-build/ca.crt:ro" -v "$store/npmrc:/usr/local/etc/npmrc:ro")
   fi
   "${b[@]}" build --quiet --pull-never --isolation chroot --network host --layers=false "${run_mounts[@]}" \
-    --build-arg "NODE_IMAGE=$base_ref" --timestamp 0 -f "$root/Dockerfile" -t "$ref" "$root" >&2
+    --build-arg "NODE_IMAGE=$base_ref" --timestamp 0 -f "$root/Dockerfile" -t "$ref" "$root" >/dev/null
   "${b[@]}" push --quiet "$ref" "docker-archive:$out.tmp:$ref" >&2
   mv "$out.tmp" "$out"
   # Keep the three newest of each kind: enough for an upgrade from one build to the next.

@@ -126,7 +126,7 @@ export async function injectedCa(cluster: Cluster, rel: Release): Promise<string
     cluster.kubectl([
       "get",
       "validatingwebhookconfiguration",
-      rel.fullname,
+      `${rel.fullname}-validate`,
       "-o",
       "jsonpath={.webhooks[0].clientConfig.caBundle}",
     ]),
