@@ -11,6 +11,16 @@ if (skipIntegration) {
   process.stderr.write(`\n${line}\n\n`);
 }
 
+// The real cluster (test/cluster) needs root on Linux. Outside CI a machine
+// that cannot host it leaves those suites out, loudly; in CI they must run.
+const canHostCluster = process.platform === "linux" && process.getuid?.() === 0 && hasGo;
+const skipCluster = !canHostCluster && !process.env.CI;
+if (skipCluster) {
+  process.stderr.write(
+    "\n!!! SKIPPING THE REAL-CLUSTER TESTS (test/cluster): they need root on Linux and Go 1.26+. !!!\n\n",
+  );
+}
+
 // Unit tests sit beside the code they test; the suites that need the real
 // control plane live under test/ and each file starts its own control plane.
 export default defineConfig({
@@ -31,6 +41,8 @@ export default defineConfig({
         test: {
           name: "integration",
           include: skipIntegration ? [] : ["test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          // The end-to-end tests on the real cluster run in the cluster project.
+          exclude: ["test/e2e/cluster-*.test.ts"],
           passWithNoTests: skipIntegration,
           environment: "node",
           globalSetup: ["test/harness/global-setup.ts"],
@@ -40,6 +52,21 @@ export default defineConfig({
           // Each file starts its own apiserver; two cores carry two at once.
           fileParallelism: true,
           maxWorkers: 2,
+        },
+      },
+      {
+        test: {
+          name: "cluster",
+          include: skipCluster ? [] : ["test/cluster/**/*.test.ts", "test/e2e/cluster-*.test.ts"],
+          passWithNoTests: skipCluster,
+          environment: "node",
+          globalSetup: skipCluster ? [] : ["test/harness/global-setup.ts", "test/harness/cluster-setup.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+          // Last, alone: one cluster per machine (fixed paths and addresses), one file at a time.
+          sequence: { groupOrder: 2 },
+          fileParallelism: false,
+          maxWorkers: 1,
         },
       },
     ],

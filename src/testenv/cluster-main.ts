@@ -5,7 +5,11 @@
 
 import { startCluster } from "./cluster.js";
 
-const cluster = await startCluster({ progress: (l) => process.stderr.write(`cluster: ${l}\n`) });
+// EDGE_CLUSTER_WAIT_MS: how long to wait for another process's cluster to stop first.
+const cluster = await startCluster({
+  waitForOtherMs: Number(process.env.EDGE_CLUSTER_WAIT_MS ?? 0),
+  progress: (l) => process.stderr.write(`cluster: ${l}\n`),
+});
 process.stdout.write(`export KUBECONFIG=${cluster.kubeconfig}\nready\n`);
 let stopping = false;
 const stop = (): void => {

@@ -48,13 +48,15 @@ import { APISERVER_URL, setUpNetwork } from "./cluster-network.js";
 import { startClusterDns, type ClusterDns } from "./cluster-dns.js";
 import {
   clusterProcesses,
+  hostSnapshot,
   loadRecord,
   recordHost,
   restoreHost,
   saveRecord,
   type HostRecord,
+  type HostSnapshot,
 } from "./host-state.js";
-import { freePort, run, supervise, waitFor, type RunResult, type Supervised } from "./process.js";
+import { freePort, run, sleep, supervise, waitFor, type RunResult, type Supervised } from "./process.js";
 import { ensureTestbin } from "./testbin.js";
 
 export { clusterUnsupported } from "./cluster-bin.js";
@@ -92,6 +94,8 @@ export interface Cluster {
   /** A tiny HTTP server on :8080 that answers "hello from <pod name>"; `tar` is for ctrImport. */
   readonly helloImage: { readonly ref: string; readonly tar: string };
   readonly timings: ClusterTimings;
+  /** The host as it was before this start (with `snapshotHost`): compare with hostSnapshot() after stop. */
+  readonly hostBefore?: HostSnapshot;
   kubectl(args: string[], opts?: ToolOptions): Promise<RunResult>;
   helm(args: string[], opts?: ToolOptions): Promise<RunResult>;
   /** ctr against the cluster's containerd, namespace k8s.io. */
@@ -110,6 +114,14 @@ export interface Cluster {
 export interface ClusterOptions {
   /** Extra kube-apiserver flags. */
   apiserverArgs?: string[];
+  /**
+   * How long to wait for another process's cluster to stop before saying that
+   * one is running (default 0: say so at once). Test suites that share a
+   * machine wait, so that two runs take turns instead of failing.
+   */
+  waitForOtherMs?: number;
+  /** Take a snapshot of the host (hostSnapshot) once the lock is ours, before any change: `hostBefore`. */
+  snapshotHost?: boolean;
   /** Called with a line at each step (the demo prints them). */
   progress?: (line: string) => void;
 }
@@ -125,25 +137,44 @@ function processIdentity(pid: number): string | undefined {
   }
 }
 
-function acquireLock(): void {
+/** Takes the one-cluster-per-machine lock, or says whose cluster is running. */
+function tryLock(): number | undefined {
   const me = processIdentity(process.pid) ?? String(process.pid);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(LOCK_FILE, "wx");
       writeSync(fd, me);
       closeSync(fd);
-      return;
+      return undefined;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
     }
-    const held = readFileSync(LOCK_FILE, "utf8").trim();
+    let held = "";
+    try {
+      held = readFileSync(LOCK_FILE, "utf8").trim();
+    } catch {
+      continue;
+    }
     const pid = Number(held.split(" ")[0]);
-    if (Number.isInteger(pid) && pid > 0 && processIdentity(pid) === held)
-      throw new Error(`a cluster is already running (pid ${pid}); stop it first (lock: ${LOCK_FILE})`);
+    if (Number.isInteger(pid) && pid > 0 && processIdentity(pid) === held) return pid;
     // Its owner is gone: the lock is stale.
     rmSync(LOCK_FILE, { force: true });
   }
   throw new Error(`cannot take the cluster lock ${LOCK_FILE}`);
+}
+
+async function acquireLock(waitMs: number, say: (l: string) => void): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  let told = false;
+  for (;;) {
+    const holder = tryLock();
+    if (holder === undefined) return;
+    if (Date.now() >= deadline)
+      throw new Error(`a cluster is already running (pid ${holder}); stop it first (lock: ${LOCK_FILE})`);
+    if (!told) say(`waiting for the cluster of pid ${holder} to stop`);
+    told = true;
+    await sleep(2000);
+  }
 }
 
 function releaseLock(): void {
@@ -294,7 +325,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
   const bin = tb.binDir;
   const cbin = cb.binDir;
 
-  acquireLock();
+  await acquireLock(opts.waitForOtherMs ?? 0, say);
   const started = process.hrtime.bigint();
   const since = (): number => Number(process.hrtime.bigint() - started) / 1e9;
   const procs: Supervised[] = [];
@@ -318,6 +349,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       const problems = await restoreHost(stale);
       if (problems.length > 0) throw new Error(`cannot clean up the previous run: ${problems.join("; ")}`);
     }
+    const hostBefore = opts.snapshotHost ? await hostSnapshot(cbin) : undefined;
     record = await recordHost(cbin);
     saveRecord(record);
 
@@ -521,6 +553,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       pauseImage: cb.pauseImage,
       helloImage: { ref: cb.helloImage, tar: path.join(cbin, "hello.tar") },
       timings: { apiserverReady, nodeReady, ready },
+      hostBefore,
       kubectl: (args, o = {}) =>
         run(path.join(bin, "kubectl"), args, {
           input: o.input,

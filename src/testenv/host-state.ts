@@ -357,7 +357,7 @@ export async function restoreHost(record: HostRecord): Promise<string[]> {
 
 /** The parts of the machine a cluster run may change, in a form two of which compare with toEqual. */
 export interface HostSnapshot {
-  /** Listening sockets not on loopback, or of the cluster's components: `proto address:port process`. */
+  /** Listening sockets not on loopback, or of the cluster's own processes: `proto address:port process`. */
   listeners: string[];
   /** Mount points under the cluster's directories and the fixed paths, and every overlay and nsfs mount. */
   mounts: string[];
@@ -376,31 +376,28 @@ export interface HostSnapshot {
   processes: string[];
 }
 
-const COMPONENTS = [
-  "etcd",
-  "kube-apiserver",
-  "kube-controller",
-  "kube-scheduler",
-  "kubelet",
-  "kube-proxy",
-  "containerd",
-  "containerd-shim",
-];
 const WATCHED_TOP_DIRS = ["/run", "/var/lib", "/var/log", "/etc", "/opt", "/usr/libexec"];
 
 export async function hostSnapshot(clusterBinDir: string): Promise<HostSnapshot> {
+  const binPrefix = `${clusterBinDir}/`;
+  const ours = processes().filter(
+    (p) =>
+      p.exe.startsWith(binPrefix) || p.cmdline.includes(`${DATA_DIR}/`) || p.cmdline.includes(`${RUN_DIR}/`),
+  );
+  const ourPids = new Set(ours.map((p) => p.pid));
   const ss = await run("ss", ["-Hltunp"]);
+  // Loopback listeners of other processes come and go with others' test runs (etcd and
+  // kube-apiserver are shared binaries): on loopback only the cluster's own count.
   const listeners = ss.stdout
     .split("\n")
     .filter(Boolean)
     .map((l) => {
       const f = l.trim().split(/\s+/);
       const proc = /users:\(\("([^"]+)"/.exec(l)?.[1] ?? "";
-      return { proto: f[0] ?? "", local: f[4] ?? "", proc };
+      const pids = [...l.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
+      return { proto: f[0] ?? "", local: f[4] ?? "", proc, ours: pids.some((pid) => ourPids.has(pid)) };
     })
-    .filter(
-      (l) => !/^(127\.|\[::1\]|\[::ffff:127\.)/.test(l.local) || COMPONENTS.some((c) => l.proc.startsWith(c)),
-    )
+    .filter((l) => l.ours || !/^(127\.|\[::1\]|\[::ffff:127\.)/.test(l.local))
     .map((l) => `${l.proto} ${l.local} ${l.proc}`)
     .sort();
 
@@ -428,21 +425,16 @@ export async function hostSnapshot(clusterBinDir: string): Promise<HostSnapshot>
   const topDirs: Record<string, string[]> = {};
   for (const d of WATCHED_TOP_DIRS) {
     try {
-      topDirs[d] = readdirSync(d).sort();
+      // The lock is held while a snapshot is taken for a start: it is checked on its own.
+      topDirs[d] = readdirSync(d)
+        .filter((n) => path.join(d, n) !== LOCK_FILE)
+        .sort();
     } catch {
       topDirs[d] = [];
     }
   }
 
-  const binPrefix = `${clusterBinDir}/`;
-  const procs = processes()
-    .filter(
-      (p) =>
-        p.exe.startsWith(binPrefix) ||
-        p.cmdline.includes(`${DATA_DIR}/`) ||
-        p.cmdline.includes(`${RUN_DIR}/`),
-    )
-    .map((p) => `${p.pid} ${p.cmdline.slice(0, 120)}`);
+  const procs = ours.map((p) => `${p.pid} ${p.cmdline.slice(0, 120)}`);
 
   return {
     listeners,
@@ -451,7 +443,7 @@ export async function hostSnapshot(clusterBinDir: string): Promise<HostSnapshot>
     routes,
     nftTables: await nftTables(),
     sysctls: readSysctls(),
-    paths: [...watched, LOCK_FILE, HOST_RECORD_FILE].filter((p) => existsSync(p)),
+    paths: [...watched, HOST_RECORD_FILE].filter((p) => existsSync(p)),
     topDirs,
     cgroups: cgroupTops(),
     processes: procs,
