@@ -4,7 +4,7 @@
 // Secret's resourceVersion as a precondition (on 409 Conflict re-read: another
 // replica renewed first, and its renewal is the one everyone uses).
 
-import type { V1Secret } from "@kubernetes/client-node";
+import type { V1OwnerReference, V1Secret } from "@kubernetes/client-node";
 import { kubeStatus, type KubeClient } from "../kube/client.js";
 import { renewalDecision, renewedMaterial, type RenewalDecision } from "./renewal.js";
 import type { ServingIdentity, ServingMaterial } from "./serving.js";
@@ -20,6 +20,12 @@ export interface CertSecretOptions {
   renewBeforeDays?: number;
   now?: () => Date;
   labels?: Record<string, string>;
+  /**
+   * The object whose deletion takes the Secret with it (the chart's Service):
+   * the server makes this Secret, not helm, so without it `helm uninstall`
+   * would leave it behind.
+   */
+  owner?: V1OwnerReference;
 }
 
 export interface StoredMaterial {
@@ -65,6 +71,7 @@ export function secretFromMaterial(
   m: ServingMaterial,
   labels: Record<string, string> = {},
   resourceVersion?: string,
+  ownerReferences?: V1OwnerReference[],
 ): V1Secret {
   return {
     apiVersion: "v1",
@@ -75,6 +82,7 @@ export function secretFromMaterial(
       namespace: ref.namespace,
       labels: { "app.kubernetes.io/managed-by": "edge-operator", ...labels },
       ...(resourceVersion ? { resourceVersion } : {}),
+      ...(ownerReferences && ownerReferences.length > 0 ? { ownerReferences } : {}),
     },
     data: {
       [KEYS.caCert]: b64(m.caBundle),
@@ -119,7 +127,7 @@ export async function ensureCertSecret(kube: KubeClient, opts: CertSecretOptions
       const material = renewedMaterial(undefined, decision, opts.identity, now());
       try {
         const made = await kube.json<V1Secret>("POST", secretsPath(opts.secret.namespace), {
-          body: secretFromMaterial(opts.secret, material, opts.labels),
+          body: secretFromMaterial(opts.secret, material, opts.labels, undefined, opts.owner && [opts.owner]),
           timeoutMs: TIMEOUT_MS,
         });
         return { material, resourceVersion: made.metadata?.resourceVersion ?? "", action: "created" };
@@ -139,6 +147,7 @@ export async function ensureCertSecret(kube: KubeClient, opts: CertSecretOptions
       material,
       { ...secret.metadata?.labels, ...opts.labels },
       resourceVersion,
+      opts.owner ? [opts.owner] : secret.metadata?.ownerReferences,
     );
     try {
       const replaced = await kube.json<V1Secret>("PUT", secretPath(opts.secret), {
