@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // The integration suites need the real control plane, built from Go modules.
 // Only outside CI, and only without Go, are they left out, and loudly.
@@ -15,9 +15,10 @@ if (skipIntegration) {
 // that cannot host it leaves those suites out, loudly; in CI they must run.
 const canHostCluster = process.platform === "linux" && process.getuid?.() === 0 && hasGo;
 const skipCluster = !canHostCluster && !process.env.CI;
+const CLUSTER_SUITES = ["test/cluster/**/*.test.ts", "test/e2e/cluster-*.test.ts"];
 if (skipCluster) {
   process.stderr.write(
-    "\n!!! SKIPPING THE REAL-CLUSTER TESTS (test/cluster): they need root on Linux and Go 1.26+. !!!\n\n",
+    "\n!!! SKIPPING THE REAL-CLUSTER TESTS (test/cluster, test/e2e/cluster-*): they need root on Linux and Go 1.26+. !!!\n\n",
   );
 }
 
@@ -41,8 +42,8 @@ export default defineConfig({
         test: {
           name: "integration",
           include: skipIntegration ? [] : ["test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"],
-          // The end-to-end tests on the real cluster run in the cluster project.
-          exclude: ["test/e2e/cluster-*.test.ts"],
+          // The suites on the real cluster run in the cluster project below.
+          exclude: [...configDefaults.exclude, ...CLUSTER_SUITES],
           passWithNoTests: skipIntegration,
           environment: "node",
           globalSetup: ["test/harness/global-setup.ts"],

@@ -12,6 +12,9 @@
 //
 // One cluster per machine (fixed paths and addresses, see cluster-config.ts);
 // a start after a run that was SIGKILLed first cleans up what that one left.
+// Suites that use it live in test/cluster/ or test/e2e/cluster-*.test.ts: the
+// vitest project `cluster` runs them one file at a time, after the others;
+// on a shared machine pass `waitForOtherMs` so two runs take turns.
 // The node IP (NODE_IP) sits on the cluster's own bridge, the apiserver
 // listens there on :6443, pods get 10.244.0.0/24 and Services 10.96.0.0/24;
 // nothing is forwarded between the bridge and any other interface. Images

@@ -194,13 +194,17 @@ function cgroupPids(dir: string): number[] {
   return pids;
 }
 
-/** The cgroup directories that the cluster made: top-level ones that were not there before. */
+/**
+ * The cgroup directories that the cluster made: the kubelet's top-level ones
+ * (cgroupfs driver: `kubepods`, with the pods and containers inside) that were
+ * not there before. Others' new cgroups (a build's, say) are not ours to empty.
+ */
 function newCgroupDirs(record: HostRecord): string[] {
   const now = cgroupTops();
   const dirs: string[] = [];
   for (const [mount, tops] of Object.entries(now)) {
     const before = new Set(record.cgroups[mount] ?? []);
-    for (const t of tops) if (!before.has(t)) dirs.push(path.join(mount, t));
+    for (const t of tops) if (t.startsWith("kubepods") && !before.has(t)) dirs.push(path.join(mount, t));
   }
   return dirs;
 }

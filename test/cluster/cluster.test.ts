@@ -1,6 +1,6 @@
 // The real single-node cluster itself, checked the way a user would: the Node
 // Ready, a pod Running from a locally loaded image, a ClusterIP Service
-// answering from the host, a second start refused while the first goes on,
+// answering from the host, kubectl logs and exec, a second start refused while the first goes on,
 // and the machine exactly as it was once the cluster stops — also after a run
 // that was SIGKILLed with a pod running.
 
@@ -164,6 +164,12 @@ describe("the real single-node cluster", () => {
       500,
     );
     expect(viaService.body).toBe("hello from hello\n");
+
+    // The kubelet's streaming paths, as a user reaches a pod: logs and exec.
+    const logs = await c.kubectl(["logs", "hello"]);
+    expect(logs.stdout, logs.stderr).toBe("listening on :8080\n");
+    const exec = await c.kubectl(["exec", "hello", "--", "/hello", "-hostname"]);
+    expect(exec.stdout, exec.stderr).toBe("hello\n");
 
     // The sandbox image runs as a pod's container too.
     const pause = await c.kubectl(["apply", "-f", "-"], { input: podManifest("pause", c.pauseImage) });
