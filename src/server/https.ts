@@ -18,6 +18,12 @@ export interface HttpsServerOptions {
   tls: TlsFiles | { cert: string; key: string };
   /** Time given to in-flight requests on stop before connections are cut. */
   drainMs?: number;
+  /**
+   * On stop, how long kept-alive connections are left to their clients, each
+   * answering its next request with Connection: close, before the idle ones
+   * are closed here (default 10 s).
+   */
+  closeIdleAfterMs?: number;
 }
 
 export interface RunningServer {
@@ -94,8 +100,23 @@ export async function startHttpsServer(
   };
   for (const f of files) watchFile(f, { interval: 1000 }, onChange);
 
+  const open = new Set<Socket>();
+  server.on("secureConnection", (socket: Socket) => {
+    open.add(socket);
+    socket.once("close", () => open.delete(socket));
+  });
+
   const stop = async (): Promise<void> => {
     for (const f of files) unwatchFile(f, onChange);
+    // The apiserver pools webhook connections by the Service's name, not the
+    // pod's address: once this pod's endpoint is withdrawn it still sends on
+    // the connections it holds. Each one's next request is answered with
+    // Connection: close (as after a reload), so the client closes it; only
+    // the ones left idle after that are closed here (server.close() closes
+    // idle connections at once, which crossed requests just written: ECONNRESET).
+    generation++;
+    const deadline = Date.now() + (opts.closeIdleAfterMs ?? 10_000);
+    while (open.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const timer = setTimeout(() => server.closeAllConnections(), opts.drainMs ?? 20_000);
