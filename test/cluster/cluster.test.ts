@@ -1,11 +1,12 @@
 // The real single-node cluster itself, checked the way a user would: the Node
 // Ready, a pod Running from a locally loaded image, a ClusterIP Service
-// answering from the host, kubectl logs and exec, a second start refused while the first goes on,
+// answering from the host, kubectl logs and exec, no packet forwarded between
+// the cluster's bridge and another interface, a second start refused while the first goes on,
 // and the machine exactly as it was once the cluster stops — also after a run
 // that was SIGKILLed with a pod running.
 
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -180,6 +181,59 @@ describe("the real single-node cluster", () => {
       120_000,
       500,
     );
+  });
+
+  test("nothing is forwarded between the cluster's bridge and another interface", async () => {
+    const c = cluster!;
+    // A host of our own in a network namespace, on a veth of its own (not the
+    // bridge), serving hello: the host reaches it directly, and without the guard
+    // a pod would too, through the host's forwarding (ip_forward is on while pods run).
+    const ns = "edge-guard-test";
+    const netnsDirExisted = existsSync("/run/netns");
+    const sh = async (args: string[]): Promise<void> => {
+      const r = await run(args[0]!, args.slice(1));
+      if (r.code !== 0) throw new Error(`${args.join(" ")}: ${r.stderr}`);
+    };
+    let server: ChildProcess | undefined;
+    try {
+      await sh(["ip", "netns", "add", ns]);
+      await sh(["ip", "link", "add", "edge-gt0", "type", "veth", "peer", "name", "edge-gt1"]);
+      await sh(["ip", "link", "set", "edge-gt1", "netns", ns]);
+      await sh(["ip", "addr", "add", "10.245.0.1/24", "dev", "edge-gt0"]);
+      await sh(["ip", "link", "set", "edge-gt0", "up"]);
+      await sh(["ip", "-n", ns, "addr", "add", "10.245.0.2/24", "dev", "edge-gt1"]);
+      await sh(["ip", "-n", ns, "link", "set", "edge-gt1", "up"]);
+      await sh(["ip", "-n", ns, "route", "add", "default", "via", "10.245.0.1"]);
+      server = spawn("ip", ["netns", "exec", ns, path.join(clusterBinDir, "hello"), "10.245.0.2:8080"], {
+        stdio: "ignore",
+      });
+      const fromHost = await waitFor(
+        "the namespace's server from the host",
+        () => httpGet("http://10.245.0.2:8080/").catch(() => undefined),
+        15_000,
+        200,
+      );
+      expect(fromHost.status).toBe(200);
+      expect(readFileSync("/proc/sys/net/ipv4/ip_forward", "utf8").trim()).toBe("1");
+
+      const blocked = await c.kubectl(["exec", "hello", "--", "/hello", "-get", "http://10.245.0.2:8080/"]);
+      expect(blocked.code).not.toBe(0);
+      expect(blocked.stdout).toMatch(/Timeout|deadline exceeded|unreachable|refused/i);
+      // Within the bridge, pod → Service → pod is forwarded as in any cluster.
+      const clusterIp = (await c.kubectl(["get", "service", "hello", "-o", "jsonpath={.spec.clusterIP}"]))
+        .stdout;
+      const allowed = await c.kubectl(["exec", "hello", "--", "/hello", "-get", `http://${clusterIp}/`]);
+      expect(allowed.stdout, allowed.stderr).toBe("hello from hello\n");
+    } finally {
+      server?.kill("SIGKILL");
+      await run("ip", ["link", "del", "edge-gt0"]);
+      await run("ip", ["netns", "del", ns]);
+      // `ip netns add` made /run/netns a mount point of its own.
+      if (!netnsDirExisted) {
+        await run("umount", ["/run/netns"]);
+        rmSync("/run/netns", { recursive: true, force: true });
+      }
+    }
   });
 
   test("a second start is refused with the running one's pid, and the first goes on", async () => {
