@@ -3,8 +3,10 @@
 // Expected failures are answers, not exceptions: the reconcile turns them into
 // `Programmed=False` with the reason and message given here.
 
-import { KubeError } from "../kube/client.js";
-import type { Snapshot } from "../reconcile/snapshot.js";
+import type { Snapshot } from "../envoy/snapshot.js";
+
+// Sinks word their failures with the apiserver's own message, as every caller does.
+export { errorMessage } from "../kube/errors.js";
 
 export type ProgramFailureReason = "PushFailed" | "SnapshotTooLarge";
 
@@ -29,13 +31,4 @@ export interface DataPlane {
    * yet. Rejects when the data plane cannot be reached.
    */
   current(): Promise<string | undefined>;
-}
-
-/** One line for a condition message: the apiserver's own Status message when there is one. */
-export function errorMessage(err: unknown): string {
-  if (err instanceof KubeError) {
-    const message = (err.body as { message?: unknown } | undefined)?.message;
-    if (typeof message === "string") return `${err.status}: ${message}`;
-  }
-  return err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err);
 }

@@ -7,10 +7,11 @@
 
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { GROUP } from "../api/types.js";
-import { kubeStatus, type KubeClient } from "../kube/client.js";
-import type { Snapshot } from "../reconcile/snapshot.js";
-import { errorMessage, type DataPlane, type ProgramResult } from "./dataplane.js";
-import { envoyFiles, type BootstrapOptions } from "./envoy-files.js";
+import type { KubeClient } from "../kube/client.js";
+import { errorMessage, isConflict, isNotFound } from "../kube/errors.js";
+import type { Snapshot } from "../envoy/snapshot.js";
+import type { DataPlane, ProgramResult } from "./dataplane.js";
+import { envoyFiles, type BootstrapOptions } from "../envoy/envoy-files.js";
 
 export const VERSION_ANNOTATION = `${GROUP}/snapshot-version`;
 export const DEFAULT_CONFIGMAP_NAME = "edge-envoy-xds";
@@ -55,7 +56,7 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
     try {
       return await this.kube.json<V1ConfigMap>("GET", this.path, { timeoutMs: TIMEOUT_MS });
     } catch (err) {
-      if (kubeStatus(err) === 404) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }
@@ -100,7 +101,7 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
           return { ok: true, version, pushed: true };
         } catch (err) {
           // 409: someone wrote (or created) it since we read it. Read again and decide again.
-          if (kubeStatus(err) !== 409) throw err;
+          if (!isConflict(err)) throw err;
         }
       }
       return {

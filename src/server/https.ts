@@ -5,7 +5,7 @@ import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import https from "node:https";
 import type { RequestListener } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { logger } from "./logger.js";
+import type { Logger } from "../observability/logger.js";
 
 export interface TlsFiles {
   certFile: string;
@@ -24,6 +24,7 @@ export interface HttpsServerOptions {
    * are closed here (default 10 s).
    */
   closeIdleAfterMs?: number;
+  log: Logger;
 }
 
 export interface RunningServer {
@@ -54,6 +55,7 @@ export async function startHttpsServer(
   opts: HttpsServerOptions,
 ): Promise<RunningServer> {
   const pair = readPair(opts.tls);
+  const logger = opts.log;
   // Which key pair each connection was handshaken with. After a reload, a
   // connection from before it answers its next request with Connection: close,
   // so keep-alive clients (the apiserver pools them) handshake again and meet

@@ -31,7 +31,7 @@ import { KubeConfig } from "@kubernetes/client-node";
 import { stringify as toYaml } from "yaml";
 import { createCa, issueCertificate, type KeyPair } from "../certs/pki.js";
 import { kubeClient, type KubeClient } from "../kube/client.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { ensureClusterBin } from "./cluster-bin.js";
 import {
   DATA_DIR,

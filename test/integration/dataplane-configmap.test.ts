@@ -6,14 +6,14 @@ import type { V1ConfigMap } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { KubeClient } from "../../src/kube/client.js";
-import { XDS_FILES } from "../../src/reconcile/envoy-resources.js";
-import { buildSnapshot, type Snapshot } from "../../src/reconcile/snapshot.js";
+import { XDS_FILES } from "../../src/envoy/envoy-resources.js";
+import { buildSnapshot, type Snapshot } from "../../src/envoy/snapshot.js";
 import {
   CONFIGMAP_MAX_BYTES,
   EnvoyConfigMapDataPlane,
   VERSION_ANNOTATION,
 } from "../../src/dataplane/envoy-configmap.js";
-import { BOOTSTRAP_FILE, envoyBootstrap } from "../../src/dataplane/envoy-files.js";
+import { BOOTSTRAP_FILE, envoyBootstrap } from "../../src/envoy/envoy-files.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { snapshotCase } from "../golden/snapshot-cases.js";
 import { syntheticInput } from "../fixtures/synthetic-routes.js";
