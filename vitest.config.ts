@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 // The integration suites need the real control plane, built from Go modules.
 // Only outside CI, and only without Go, are they left out, and loudly.
@@ -9,6 +9,17 @@ if (skipIntegration) {
   const line =
     "!!! SKIPPING INTEGRATION TESTS: Go is not installed, and the test control plane is built from Go modules. Install Go 1.26+ to run them. !!!";
   process.stderr.write(`\n${line}\n\n`);
+}
+
+// The real cluster (test/cluster) needs root on Linux. Outside CI a machine
+// that cannot host it leaves those suites out, loudly; in CI they must run.
+const canHostCluster = process.platform === "linux" && process.getuid?.() === 0 && hasGo;
+const skipCluster = !canHostCluster && !process.env.CI;
+const CLUSTER_SUITES = ["test/cluster/**/*.test.ts", "test/e2e/cluster-*.test.ts"];
+if (skipCluster) {
+  process.stderr.write(
+    "\n!!! SKIPPING THE REAL-CLUSTER TESTS (test/cluster, test/e2e/cluster-*): they need root on Linux and Go 1.26+. !!!\n\n",
+  );
 }
 
 // Unit tests sit beside the code they test; the suites that need the real
@@ -31,6 +42,8 @@ export default defineConfig({
         test: {
           name: "integration",
           include: skipIntegration ? [] : ["test/integration/**/*.test.ts", "test/e2e/**/*.test.ts"],
+          // The suites on the real cluster run in the cluster project below.
+          exclude: [...configDefaults.exclude, ...CLUSTER_SUITES],
           passWithNoTests: skipIntegration,
           environment: "node",
           globalSetup: ["test/harness/global-setup.ts"],
@@ -40,6 +53,21 @@ export default defineConfig({
           // Each file starts its own apiserver; two cores carry two at once.
           fileParallelism: true,
           maxWorkers: 2,
+        },
+      },
+      {
+        test: {
+          name: "cluster",
+          include: skipCluster ? [] : ["test/cluster/**/*.test.ts", "test/e2e/cluster-*.test.ts"],
+          passWithNoTests: skipCluster,
+          environment: "node",
+          globalSetup: skipCluster ? [] : ["test/harness/global-setup.ts", "test/harness/cluster-setup.ts"],
+          testTimeout: 300_000,
+          hookTimeout: 600_000,
+          // Last, alone: one cluster per machine (fixed paths and addresses), one file at a time.
+          sequence: { groupOrder: 2 },
+          fileParallelism: false,
+          maxWorkers: 1,
         },
       },
     ],

@@ -19,8 +19,13 @@ helm=$(modver helm helm.sh/helm/v3)
 
 cache=${EDGE_TESTBIN_DIR:-$HOME/.cache/edge-operator/testbin}
 dir="$cache/k8s-${k8s#v}_etcd-${etcd#v}_helm-${helm#v}"
+minor=${k8s#v1.}; minor=${minor%%.*}
+# helm's default Kubernetes version (what `helm template` assumes without
+# --kube-version; v1.20 unstamped) is stamped to the apiserver's.
+helmkube="v1.$minor"
+helmok() { [ -x "$dir/helm" ] && [ "$(cat "$dir/helm.kube-version" 2>/dev/null)" = "$helmkube" ]; }
 
-if [ -x "$dir/kube-apiserver" ] && [ -x "$dir/kubectl" ] && [ -x "$dir/etcd" ] && [ -x "$dir/helm" ]; then
+if [ -x "$dir/kube-apiserver" ] && [ -x "$dir/kubectl" ] && [ -x "$dir/etcd" ] && helmok; then
   echo "$dir"
   exit 0
 fi
@@ -78,7 +83,6 @@ gobuild() {
 }
 
 if [ ! -x "$dir/kube-apiserver" ] || [ ! -x "$dir/kubectl" ]; then
-  minor=${k8s#v1.}; minor=${minor%%.*}
   date=$(modtime kubernetes k8s.io/kubernetes)
   ld="-s -w"
   for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
@@ -100,13 +104,16 @@ if [ ! -x "$dir/etcd" ]; then
   mv "$tmp/etcd" "$dir/etcd"
 fi
 
-if [ ! -x "$dir/helm" ]; then
+if ! helmok; then
   step "building helm $helm from helm.sh/helm/v3"
   hv=helm.sh/helm/v3/internal/version
+  hk="-X 'helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1' -X 'helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$minor'"
+  hk+=" -X 'helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1' -X 'helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$minor'"
   with_progress "helm $helm" gobuild helm \
-    -ldflags "-s -w -X '$hv.version=$helm' -X '$hv.gitTreeState=clean' -X '$hv.gitCommit=0000000000000000000000000000000000000000'" \
+    -ldflags "-s -w -X '$hv.version=$helm' -X '$hv.gitTreeState=clean' -X '$hv.gitCommit=0000000000000000000000000000000000000000' $hk" \
     -o "$tmp/helm" helm.sh/helm/v3/cmd/helm
   mv "$tmp/helm" "$dir/helm"
+  echo "$helmkube" >"$dir/helm.kube-version"
 fi
 
 step "done"

@@ -6,7 +6,12 @@
 import type { KubeClient } from "../kube/client.js";
 import type { KeyPair } from "./pki.js";
 import { injectCaBundle, type InjectResult, type InjectTargets } from "./ca-injector.js";
-import { ensureCertSecret, type SecretRef, type StoredMaterial } from "./secret-store.js";
+import {
+  ensureCertSecret,
+  type CertSecretOptions,
+  type SecretRef,
+  type StoredMaterial,
+} from "./secret-store.js";
 import type { ServingIdentity } from "./serving.js";
 
 export interface ManagedCertOptions {
@@ -24,6 +29,8 @@ export interface ManagedCertOptions {
   retryMinMs?: number;
   retryMaxMs?: number;
   now?: () => Date;
+  /** The Secret's owner (see CertSecretOptions.owner). */
+  owner?: CertSecretOptions["owner"];
 }
 
 export interface CheckOutcome {
@@ -65,6 +72,7 @@ export async function startManagedCerts(kube: KubeClient, opts: ManagedCertOptio
       identity: opts.identity,
       renewBeforeDays: opts.renewBeforeDays,
       ...(opts.now ? { now: opts.now } : {}),
+      ...(opts.owner ? { owner: opts.owner } : {}),
     });
     // Inject before the caller reloads: after a CA rotation the callers must trust the new CA first.
     const bundle = Buffer.from(stored.material.caBundle).toString("base64");

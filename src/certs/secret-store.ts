@@ -4,7 +4,7 @@
 // Secret's resourceVersion as a precondition (on 409 Conflict re-read: another
 // replica renewed first, and its renewal is the one everyone uses).
 
-import type { V1Secret } from "@kubernetes/client-node";
+import type { V1OwnerReference, V1Secret } from "@kubernetes/client-node";
 import type { KubeClient } from "../kube/client.js";
 import { isConflict, isNotFound } from "../kube/errors.js";
 import { renewalDecision, renewedMaterial, type RenewalDecision } from "./renewal.js";
@@ -21,6 +21,12 @@ export interface CertSecretOptions {
   renewBeforeDays?: number;
   now?: () => Date;
   labels?: Record<string, string>;
+  /**
+   * The object whose deletion takes the Secret with it (the chart's Service):
+   * the server makes this Secret, not helm, so without it `helm uninstall`
+   * would leave it behind.
+   */
+  owner?: V1OwnerReference;
 }
 
 export interface StoredMaterial {
@@ -66,6 +72,7 @@ export function secretFromMaterial(
   m: ServingMaterial,
   labels: Record<string, string> = {},
   resourceVersion?: string,
+  ownerReferences?: V1OwnerReference[],
 ): V1Secret {
   return {
     apiVersion: "v1",
@@ -76,6 +83,7 @@ export function secretFromMaterial(
       namespace: ref.namespace,
       labels: { "app.kubernetes.io/managed-by": "edge-operator", ...labels },
       ...(resourceVersion ? { resourceVersion } : {}),
+      ...(ownerReferences && ownerReferences.length > 0 ? { ownerReferences } : {}),
     },
     data: {
       [KEYS.caCert]: b64(m.caBundle),
@@ -120,7 +128,7 @@ export async function ensureCertSecret(kube: KubeClient, opts: CertSecretOptions
       const material = renewedMaterial(undefined, decision, opts.identity, now());
       try {
         const created = await kube.json<V1Secret>("POST", secretsPath(opts.secret.namespace), {
-          body: secretFromMaterial(opts.secret, material, opts.labels),
+          body: secretFromMaterial(opts.secret, material, opts.labels, undefined, opts.owner && [opts.owner]),
           timeoutMs: TIMEOUT_MS,
         });
         return { material, resourceVersion: created.metadata?.resourceVersion ?? "", action: "created" };
@@ -140,6 +148,7 @@ export async function ensureCertSecret(kube: KubeClient, opts: CertSecretOptions
       material,
       { ...secret.metadata?.labels, ...opts.labels },
       resourceVersion,
+      opts.owner ? [opts.owner] : secret.metadata?.ownerReferences,
     );
     try {
       const replaced = await kube.json<V1Secret>("PUT", secretPath(opts.secret), {

@@ -1,15 +1,20 @@
 import { parseArgs } from "node:util";
 import { playLabLifecycle, playVersionsAndDataPlane, StepFailed, type Output } from "../demo/lifecycle.js";
 import { Teardown } from "../demo/teardown.js";
+import type { DemoEnvironment } from "../demo/environment.js";
 import type { Command } from "./command.js";
 
-const help = `Usage: edge-operator demo [--keep]
+const help = `Usage: edge-operator demo [--keep] [--out-of-cluster]
 
-The main job in one command, on this machine: starts a test control plane
-(etcd and kube-apiserver, built from their Go modules on first use, about ten
-minutes, then cached), installs the chart with helm in out-of-cluster mode,
-starts 'edge-operator serve' (memory data plane) and 'edge-operator watch' as
-child processes with the chart's identities, and plays the lab's lifecycle:
+The main job in one command, on this machine. By default on a real
+single-node cluster (root on Linux): starts it (etcd, kube-apiserver,
+controller-manager, scheduler, containerd, kubelet, kube-proxy, built from
+their Go modules on first use, then cached), builds the operator's image
+without Docker (npm run image) and loads it into the cluster, runs
+'helm install' with the chart's in-cluster defaults (certificates made by the
+server pods, webhooks through the Service, server and watcher Deployments;
+one server replica, whose memory data plane the demo reads), and plays the
+lab's lifecycle against the operator in pods:
 
   apply (service missing):       Accepted=false(ServiceNotFound) Programmed=false dpPushes=0
   service created (self-heal):   Accepted=true(Valid) Programmed=true(Synced) dpPushes=1
@@ -20,22 +25,32 @@ child processes with the chart's identities, and plays the lab's lifecycle:
 then a v1 and a v2 route side by side, an invalid route refused by the
 apiserver, and the live data-plane version. Results go to stdout, progress to
 stderr. Exits 1 when a step does not hold; everything it started is stopped
-when it ends.
+when it ends (the machine is put back as it was).
+
+With --out-of-cluster, or where this machine cannot host a cluster (not root,
+not Linux), it runs a test control plane (etcd and kube-apiserver only), the
+chart in out-of-cluster mode, and 'edge-operator serve' and 'watch' as child
+processes with the chart's identities.
 
 Options:
-  --keep      leave it all running and print the KUBECONFIG to use with
-              kubectl; Ctrl-C (SIGINT or SIGTERM) tears it down
-  -h, --help  this text
+  --keep            leave it all running and print the KUBECONFIG to use with
+                    kubectl; Ctrl-C (SIGINT or SIGTERM) tears it down
+  --out-of-cluster  no cluster: serve and watch as local processes
+  -h, --help        this text
 `;
 
-export function parseDemoArgs(argv: string[]): { keep: boolean } | "help" {
+export function parseDemoArgs(argv: string[]): { keep: boolean; outOfCluster: boolean } | "help" {
   const { values } = parseArgs({
     args: argv,
-    options: { keep: { type: "boolean", default: false }, help: { type: "boolean", short: "h" } },
+    options: {
+      keep: { type: "boolean", default: false },
+      "out-of-cluster": { type: "boolean", default: false },
+      help: { type: "boolean", short: "h" },
+    },
     strict: true,
     allowPositionals: false,
   });
-  return values.help ? "help" : { keep: values.keep };
+  return values.help ? "help" : { keep: values.keep, outOfCluster: values["out-of-cluster"] };
 }
 
 export const demoCommand: Command = {
@@ -56,7 +71,7 @@ export const demoCommand: Command = {
     };
     const teardown = new Teardown();
     const stopAll = async (): Promise<void> => {
-      out.progress("stopping the watcher, the control plane and the server");
+      out.progress("tearing down everything the demo started");
       const errors = await teardown.run((what, ms) =>
         out.progress(`stopped ${what} (${(ms / 1000).toFixed(1)} s)`),
       );
@@ -77,12 +92,19 @@ export const demoCommand: Command = {
     process.on("SIGTERM", onSignal);
 
     try {
-      // Loaded here: the test control plane's code is for the demo only, not for serve or watch.
-      const { startDemoEnvironment } = await import("../demo/environment.js");
-      const env = await startDemoEnvironment(
-        { runId: `demo-${process.pid}`, progress: out.progress },
-        teardown,
-      );
+      // Loaded here: the test environments' code is for the demo only, not for serve or watch.
+      const { clusterUnsupported } = await import("../testenv/cluster-bin.js");
+      const unsupported = opts.outOfCluster ? undefined : clusterUnsupported();
+      if (unsupported)
+        out.progress(`!!! NO REAL CLUSTER: ${unsupported}; running the operator out of cluster instead !!!`);
+      let env: DemoEnvironment;
+      if (opts.outOfCluster || unsupported) {
+        const { startDemoEnvironment } = await import("../demo/environment.js");
+        env = await startDemoEnvironment({ runId: `demo-${process.pid}`, progress: out.progress }, teardown);
+      } else {
+        const { startClusterDemoEnvironment } = await import("../demo/cluster-environment.js");
+        env = await startClusterDemoEnvironment(out.progress, teardown);
+      }
       out.progress(`operator running (${elapsed()}); playing the lab's lifecycle`);
       out.line("");
       await playLabLifecycle(env, out);
@@ -90,9 +112,9 @@ export const demoCommand: Command = {
       out.line("");
       out.progress(`all steps held in ${elapsed()}`);
       if (opts.keep) {
-        out.line("The control plane and the operator keep running. In another shell:");
+        out.line("The cluster (or control plane) and the operator keep running. In another shell:");
         out.line(`export KUBECONFIG=${env.kubeconfig}`);
-        out.line(`${env.cp.binDir}/kubectl get edgeroutes`);
+        out.line(`${env.kubectlPath} get edgeroutes -A`);
         out.line("Press Ctrl-C to stop everything.");
         const sig = await new Promise<NodeJS.Signals>((resolve) => (waitingForCtrlC = resolve));
         out.progress(`${sig}: tearing down`);

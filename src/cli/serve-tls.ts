@@ -5,7 +5,7 @@
 import { CRD_NAME } from "../api/types.js";
 import { UsageError } from "./command.js";
 import type { HttpsServerOptions, RunningServer } from "../server/https.js";
-import { kubeClient } from "../kube/client.js";
+import { kubeClient, type KubeClient } from "../kube/client.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import type { Logger } from "../observability/logger.js";
 import { startManagedCerts, type ManagedCertOptions } from "../certs/managed-serving.js";
@@ -109,6 +109,36 @@ export interface ServeTls {
   stop(): void;
 }
 
+/**
+ * The Service the certificate names, as the Secret's owner: deleting the
+ * Service (`helm uninstall`) then deletes the Secret the server made. Without
+ * it (out of cluster, or no such Service) the Secret simply has no owner.
+ */
+async function serviceOwner(
+  kube: KubeClient,
+  certs: ManagedCertOptions,
+  logger: Logger,
+): Promise<ManagedCertOptions["owner"] | undefined> {
+  const name = certs.identity.service?.split(".")[0];
+  if (!name) return undefined;
+  const namespace = certs.secret.namespace;
+  try {
+    const svc = await kube.json<{ metadata?: { uid?: string } }>(
+      "GET",
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(name)}`,
+      { timeoutMs: 10_000 },
+    );
+    const uid = svc.metadata?.uid;
+    return uid ? { apiVersion: "v1", kind: "Service", name, uid } : undefined;
+  } catch (err) {
+    logger.warn(
+      { err, service: `${namespace}/${name}` },
+      "the Service is not readable: the Secret gets no owner",
+    );
+    return undefined;
+  }
+}
+
 /** The TLS source for serve: managed in a Secret when `certs` is given, else the files. */
 export async function serveTls(
   opts: {
@@ -125,7 +155,9 @@ export async function serveTls(
   if (!access)
     throw new UsageError("--cert-secret needs cluster access: --kubeconfig, $KUBECONFIG or in-cluster");
   const secret = `${opts.certs.secret.namespace}/${opts.certs.secret.name}`;
-  const managed = await startManagedCerts(kubeClient(access), opts.certs);
+  const kube = kubeClient(access);
+  const owner = await serviceOwner(kube, opts.certs, logger);
+  const managed = await startManagedCerts(kube, owner ? { ...opts.certs, owner } : opts.certs);
   logger.info({ secret }, "serving certificate loaded from the Secret");
   return {
     tls: managed.pair,

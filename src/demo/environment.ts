@@ -23,12 +23,14 @@ export const RELEASE_NAMESPACE = "edge-system";
 const FULLNAME = `${RELEASE}-edge-operator`;
 const CHART = path.join(REPO_ROOT, "charts/edge-operator");
 
+/** What the lifecycle plays against: the operator out of cluster (this file) or in pods (cluster-environment.ts). */
 export interface DemoEnvironment {
-  readonly cp: ControlPlane;
-  readonly serve: ServeProcess;
-  readonly watcher: Supervised;
   /** The admin kubeconfig, for the user's kubectl. */
   readonly kubeconfig: string;
+  /** The kubectl binary the demo uses, for the --keep hint. */
+  readonly kubectlPath: string;
+  /** Why the operator is not running, or undefined while it is. */
+  operatorDown(): Promise<string | undefined>;
   kubectl(args: string[], input?: string): Promise<RunResult>;
   /** kubectl apply -f - of these objects; throws with kubectl's stderr on failure. */
   apply(...objects: object[]): Promise<void>;
@@ -38,6 +40,13 @@ export interface DemoEnvironment {
   dataPlane(): Promise<MemoryDataPlaneState>;
   /** Makes the memory data plane refuse its next `count` pushes (0: none). */
   failNextPushes(count: number): Promise<void>;
+}
+
+/** The out-of-cluster environment: serve and watch as child processes. */
+export interface LocalDemoEnvironment extends DemoEnvironment {
+  readonly cp: ControlPlane;
+  readonly serve: ServeProcess;
+  readonly watcher: Supervised;
 }
 
 export interface EnvironmentOptions {
@@ -88,7 +97,7 @@ async function startWithRetry(runId: string, progress: (m: string) => void): Pro
 export async function startDemoEnvironment(
   opts: EnvironmentOptions,
   teardown: Teardown,
-): Promise<DemoEnvironment> {
+): Promise<LocalDemoEnvironment> {
   const { progress } = opts;
   progress("starting the test control plane (etcd, kube-apiserver; the first run builds them)");
   const cp = await startWithRetry(opts.runId, progress);
@@ -199,6 +208,14 @@ export async function startDemoEnvironment(
     serve,
     watcher,
     kubeconfig: cp.kubeconfig,
+    kubectlPath: path.join(cp.binDir, "kubectl"),
+    async operatorDown() {
+      for (const p of [serve.process, watcher]) {
+        if (p.child.exitCode !== null || p.child.signalCode !== null)
+          return `edge-operator ${p.name} exited:\n${p.output().slice(-3000)}`;
+      }
+      return undefined;
+    },
     kubectl,
     async apply(...objects) {
       await must("kubectl apply", kubectl(["apply", "-f", "-"], objects.map((o) => toYaml(o)).join("---\n")));

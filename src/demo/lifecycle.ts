@@ -44,12 +44,9 @@ const POLL_MS = 150;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function assertAlive(env: DemoEnvironment): void {
-  for (const p of [env.serve.process, env.watcher]) {
-    if (p.child.exitCode !== null || p.child.signalCode !== null) {
-      throw new StepFailed(`edge-operator ${p.name} exited:\n${p.output().slice(-3000)}`);
-    }
-  }
+async function assertAlive(env: DemoEnvironment): Promise<void> {
+  const down = await env.operatorDown();
+  if (down) throw new StepFailed(down);
 }
 
 async function readRoute(env: DemoEnvironment, name: string): Promise<EdgeRouteV2 | undefined> {
@@ -73,7 +70,7 @@ async function step(
   let seen: Observation;
   let problems: string[];
   for (;;) {
-    assertAlive(env);
+    await assertAlive(env);
     seen = await observe();
     problems = [...mismatches(expected, seen.fields), ...(seen.problems ?? [])];
     if (problems.length === 0 || Date.now() > deadline) break;

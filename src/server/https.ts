@@ -27,6 +27,12 @@ export interface HttpsServerOptions {
    * without one); the app refuses the paths that need one.
    */
   clientCa?: string;
+  /**
+   * On stop, how long kept-alive connections are left to their clients, each
+   * answering its next request with Connection: close, before the idle ones
+   * are closed here (default 10 s).
+   */
+  closeIdleAfterMs?: number;
   log: Logger;
 }
 
@@ -112,7 +118,11 @@ export async function startHttpsServer(
 
   const stop = async (): Promise<void> => {
     for (const f of files) unwatchFile(f, onChange);
-    await graceful.stop({ delayMs: opts.shutdownDelayMs ?? 0, drainMs: opts.drainMs ?? 20_000 });
+    await graceful.stop({
+      delayMs: opts.shutdownDelayMs ?? 0,
+      idleWaitMs: opts.closeIdleAfterMs ?? 10_000,
+      drainMs: opts.drainMs ?? 20_000,
+    });
   };
 
   return { server, address: server.address() as AddressInfo, reload, stop };

@@ -9,6 +9,8 @@ export function httpsJson(
   method: string,
   body?: unknown,
   token?: string,
+  /** The name the certificate must carry, when the URL's host is an address it does not name (a pod IP). */
+  servername?: string,
 ): Promise<{ status: number; body: unknown }> {
   return new Promise((resolve, reject) => {
     const req = https.request(
@@ -16,6 +18,7 @@ export function httpsJson(
       {
         method,
         ca: caPem,
+        ...(servername ? { servername } : {}),
         timeout: 30_000,
         headers: {
           "content-type": "application/json",

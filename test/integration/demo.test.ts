@@ -29,7 +29,8 @@ interface Demo {
 
 function startDemo(args: string[] = []): Demo {
   const testbin = inject("testbinDir");
-  const child = spawn(process.execPath, [CLI, "demo", ...args], {
+  // Out of cluster: the real-cluster demo has its own test (test/e2e/cluster-demo.test.ts).
+  const child = spawn(process.execPath, [CLI, "demo", "--out-of-cluster", ...args], {
     env: { ...process.env, ...(testbin ? { EDGE_TESTBIN_BIN: testbin } : {}) },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,0 +1,13 @@
+// Wrapper module: the pod sandbox's pause binary, and a small writer of image
+// tarballs (go-containerregistry) so the cluster loads images without a registry.
+module edge-operator.local/testbin/pause
+
+go 1.26.0
+
+require github.com/google/go-containerregistry v0.22.1
+
+require (
+	github.com/klauspost/compress v1.19.2 // indirect
+	github.com/opencontainers/go-digest v1.0.0 // indirect
+	github.com/opencontainers/image-spec v1.1.1 // indirect
+)
