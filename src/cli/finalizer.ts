@@ -94,7 +94,7 @@ export const finalizerCommand: Command = {
     const read = new ClusterReader(kube);
 
     if (values.all) {
-      const routes = (await read.listRoutes()).filter(hasFinalizer);
+      const routes = (await read.listRoutes()).items.filter(hasFinalizer);
       let released = 0;
       for (const r of routes) if ((await releaseOne(kube, r, values.reason)) === "released") released++;
       process.stdout.write(`released the finalizer of ${released} EdgeRoute(s)\n`);

@@ -5,37 +5,75 @@
 
 import { KubeError } from "../kube/client.js";
 import type { Snapshot } from "../reconcile/snapshot.js";
+import type { ReadRevision } from "./read-revision.js";
 
 export type ProgramFailureReason = "PushFailed" | "SnapshotTooLarge";
 
 export type ProgramResult =
-  /** `pushed: false` when the data plane already held this version: nothing was written. */
+  /** `pushed: false` when the data plane already held this version: its routes did not change. */
   | { readonly ok: true; readonly version: string; readonly pushed: boolean }
+  /** The data plane holds a snapshot read later than this one: nothing was written, and a newer reconcile owns the outcome. */
+  | { readonly ok: false; readonly version: string; readonly reason: "Superseded"; readonly message: string }
   | {
       readonly ok: false;
       readonly version: string;
       readonly reason: ProgramFailureReason;
+      /**
+       * For every route's Programmed condition: the same words for the same
+       * failure, whatever the snapshot, so that a data plane failing retry after
+       * retry rewrites no route's status.
+       */
       readonly message: string;
+      /** This push's own words (sizes, versions, the apiserver's answer): for the log and one event. */
+      readonly detail: string;
     };
+
+export interface ProgramOptions {
+  /** When the snapshot's inputs were read: a data plane never takes a snapshot read before the one it holds. */
+  readonly read?: ReadRevision;
+  /**
+   * Record `read` even when the data plane already serves this version. A
+   * reconcile asks for it before it releases finalizers: after that, no
+   * reconcile that read the routes earlier can push a released route back.
+   */
+  readonly fence?: boolean;
+  /** The caller went away: stop, write nothing more. */
+  readonly signal?: AbortSignal;
+}
+
+/** The object a data plane's failures are recorded on as events, when it has one. */
+export interface DataPlaneObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+}
 
 export interface DataPlane {
   /** For logs and metrics: `memory`, `envoy-configmap`. */
   readonly kind: string;
-  /** Makes the data plane serve this snapshot, unless it already does. Never rejects. */
-  program(snapshot: Snapshot): Promise<ProgramResult>;
+  /** Where a push failure's details are recorded as events; absent for the memory sink. */
+  readonly object?: DataPlaneObject;
+  /** Makes the data plane serve this snapshot, unless it already does or holds a newer read. Never rejects, except when aborted. */
+  program(snapshot: Snapshot, opts?: ProgramOptions): Promise<ProgramResult>;
   /**
    * The version the data plane serves now, read from the data plane itself so
    * that it survives a restart of the operator; undefined when nothing was pushed
    * yet. Rejects when the data plane cannot be reached.
    */
-  current(): Promise<string | undefined>;
+  current(signal?: AbortSignal): Promise<string | undefined>;
 }
 
-/** One line for a condition message: the apiserver's own Status message when there is one. */
+/** One line for a log or an event: the apiserver's own Status message when there is one. */
 export function errorMessage(err: unknown): string {
   if (err instanceof KubeError) {
     const message = (err.body as { message?: unknown } | undefined)?.message;
     if (typeof message === "string") return `${err.status}: ${message}`;
   }
   return err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err);
+}
+
+/** An abort is not a push failure: it goes up to the caller, who is gone. */
+export function isAbort(err: unknown, signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true || (err instanceof Error && err.name === "AbortError");
 }

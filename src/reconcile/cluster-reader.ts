@@ -18,22 +18,32 @@ export function routePath(namespace: string, name: string): string {
   return `${ROUTES_V2}/namespaces/${encodeURIComponent(namespace)}/${PLURAL}/${encodeURIComponent(name)}`;
 }
 
+/** A whole LIST, and the resourceVersion it was read at (every page of one LIST is served at the first page's). */
+export interface Listed<T> {
+  readonly items: T[];
+  readonly resourceVersion: string | undefined;
+}
+
 async function listAll<T>(
   kube: KubeClient,
   path: string,
+  signal: AbortSignal | undefined,
   slim: (item: T) => T = (item) => item,
-): Promise<T[]> {
+): Promise<Listed<T>> {
   const items: T[] = [];
   let cont: string | undefined;
+  let resourceVersion: string | undefined;
   do {
     const page: List<T> = await kube.json<List<T>>("GET", path, {
       query: { limit: PAGE, continue: cont },
       timeoutMs: 60_000,
+      signal,
     });
     for (const item of page.items) items.push(slim(item));
+    resourceVersion ??= page.metadata?.resourceVersion;
     cont = page.metadata?.continue || undefined;
   } while (cont);
-  return items;
+  return { items, resourceVersion };
 }
 
 /**
@@ -78,34 +88,37 @@ export class ClusterReader {
   constructor(private readonly kube: KubeClient) {}
 
   /** Every EdgeRoute, read as v2 (the hub), in all namespaces. */
-  listRoutes(): Promise<EdgeRouteV2[]> {
-    return listAll<EdgeRouteV2>(this.kube, `${ROUTES_V2}/${PLURAL}`, slimRoute);
+  listRoutes(signal?: AbortSignal): Promise<Listed<EdgeRouteV2>> {
+    return listAll<EdgeRouteV2>(this.kube, `${ROUTES_V2}/${PLURAL}`, signal, slimRoute);
   }
 
-  async getRoute(namespace: string, name: string): Promise<EdgeRouteV2 | undefined> {
+  async getRoute(namespace: string, name: string, signal?: AbortSignal): Promise<EdgeRouteV2 | undefined> {
     try {
-      return await this.kube.json<EdgeRouteV2>("GET", routePath(namespace, name), { timeoutMs: 15_000 });
+      return await this.kube.json<EdgeRouteV2>("GET", routePath(namespace, name), {
+        timeoutMs: 15_000,
+        signal,
+      });
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw e;
     }
   }
 
-  async getService(namespace: string, name: string): Promise<V1Service | undefined> {
+  async getService(namespace: string, name: string, signal?: AbortSignal): Promise<V1Service | undefined> {
     try {
       const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/services/${encodeURIComponent(name)}`;
-      return await this.kube.json<V1Service>("GET", path, { timeoutMs: 15_000 });
+      return await this.kube.json<V1Service>("GET", path, { timeoutMs: 15_000, signal });
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw e;
     }
   }
 
-  listServices(): Promise<V1Service[]> {
-    return listAll<V1Service>(this.kube, "/api/v1/services");
+  listServices(signal?: AbortSignal): Promise<Listed<V1Service>> {
+    return listAll<V1Service>(this.kube, "/api/v1/services", signal);
   }
 
-  listEndpointSlices(): Promise<V1EndpointSlice[]> {
-    return listAll<V1EndpointSlice>(this.kube, "/apis/discovery.k8s.io/v1/endpointslices");
+  listEndpointSlices(signal?: AbortSignal): Promise<Listed<V1EndpointSlice>> {
+    return listAll<V1EndpointSlice>(this.kube, "/apis/discovery.k8s.io/v1/endpointslices", signal);
   }
 }

@@ -39,13 +39,14 @@ export async function releaseFinalizer(
   kube: KubeClient,
   route: EdgeRouteV2,
   reason?: string,
+  signal?: AbortSignal,
 ): Promise<boolean> {
   const patch = releasePatch(route, reason);
   if (!patch) return false;
   const after = await kube.json<EdgeRouteV2>(
     "PATCH",
     routePath(route.metadata.namespace ?? "", route.metadata.name ?? ""),
-    { body: patch, contentType: "application/json-patch+json", timeoutMs: 15_000 },
+    { body: patch, contentType: "application/json-patch+json", timeoutMs: 15_000, signal },
   );
   // A mutating webhook could have put it back in the same write: say so, never "released".
   if (after.metadata?.finalizers?.includes(FINALIZER)) {

@@ -5,7 +5,7 @@
 import { errorReply, MiB, type JsonRoute } from "../server/json-route.js";
 import { KubeError } from "../kube/client.js";
 import { requireCaller, type CallerAuth } from "./caller-auth.js";
-import { ReconcileInputError, type Reconciler } from "./reconciler.js";
+import { ReconcileAbortedError, ReconcileInputError, type Reconciler } from "./reconciler.js";
 
 export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerAuth | undefined): JsonRoute {
   const path = "/reconcile";
@@ -34,9 +34,14 @@ export function reconcileRoute(reconciler: Reconciler | undefined, auth: CallerA
         );
       }
       try {
-        return { status: 200, body: await reconciler.reconcile(key) };
+        return { status: 200, body: await reconciler.reconcile(key, ctx.signal) };
       } catch (e) {
         if (e instanceof ReconcileInputError) return errorReply(400, "BadRequest", e.message);
+        if (e instanceof ReconcileAbortedError) {
+          // Nobody reads this answer; the log says the stop was on purpose.
+          ctx.log.info({ key }, "reconcile stopped: the caller went away");
+          return errorReply(499, "ClientClosedRequest", `reconcile of ${key} stopped: ${e.message}`);
+        }
         const status = e instanceof KubeError ? 502 : 500;
         ctx.log.warn({ err: e, key }, "reconcile failed");
         return errorReply(status, "ReconcileFailed", `reconcile of ${key} failed: ${(e as Error).message}`);

@@ -2,6 +2,7 @@
 // client, the data plane, the caller check, and (memory sink only) the debug
 // surface that tests and the demo read.
 
+import { setTimeout as sleep } from "node:timers/promises";
 import { errorReply, type JsonRoute } from "../server/json-route.js";
 import { logger } from "../server/logger.js";
 import { kubeClient } from "../kube/client.js";
@@ -42,12 +43,33 @@ export async function reconcileRoutes(
     });
   }
   const auth: CallerAuth = tokenReviewAuth(kube);
+  const stallMs = faultStallMs(process.env[FAULT_STALL_ENV]);
+  if (stallMs > 0)
+    logger.warn({ stallMs }, `${FAULT_STALL_ENV} is set: every snapshot reconcile stalls before its push`);
   const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
     deprogramTimeoutMs: opts.deprogramTimeoutMs,
+    ...(stallMs > 0 ? { beforePush: (signal) => sleep(stallMs, undefined, { signal }) } : {}),
   });
   const routes = [reconcileRoute(reconciler, auth)];
   if (memory) routes.push(...memoryDebugRoutes(memory, auth));
   return routes;
+}
+
+/**
+ * For the fault suite only: a snapshot reconcile waits this long between its
+ * reads and its push, the window in which a newer reconcile on another replica
+ * can push and release finalizers. Never set in the chart.
+ */
+export const FAULT_STALL_ENV = "EDGE_OPERATOR_FAULT_STALL_BEFORE_PUSH_MS";
+
+export function faultStallMs(text: string | undefined): number {
+  if (text === undefined || text === "") return 0;
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms < 0 || ms > 600_000)
+    throw new Error(
+      `${FAULT_STALL_ENV}: must be a whole number of milliseconds from 0 to 600000, got ${JSON.stringify(text)}`,
+    );
+  return ms;
 }
 
 /** GET /debug/dataplane and POST /debug/dataplane/fail-next: the memory sink only, same callers as /reconcile. */

@@ -34,6 +34,7 @@ import {
 } from "./service-endpoints.js";
 import { buildSnapshot, routeKey, type Snapshot, type SnapshotOptions } from "./snapshot.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
+import { readRevision, type ReadRevision } from "../dataplane/read-revision.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
 
 export interface ReconcileResult {
@@ -54,7 +55,24 @@ export interface ReconcilerOptions {
   writeConcurrency?: number;
   /** How long one snapshot reconcile may spend writing statuses before it hands the rest to the next call. */
   writeBudgetMs?: number;
+  /**
+   * Runs between a snapshot reconcile's reads and its push. Fault tests use it
+   * to stall a reconcile in the window where an older snapshot could land
+   * after a newer one; nothing else should.
+   */
+  beforePush?: (signal: AbortSignal | undefined) => Promise<void>;
 }
+
+/** Why a snapshot reconcile stopped half way: whoever asked for it went away. */
+export class ReconcileAbortedError extends Error {
+  constructor() {
+    super("the caller went away; the reconcile stopped");
+    this.name = "ReconcileAbortedError";
+  }
+}
+
+/** The data plane took the snapshot, or already served it. */
+type Pushed = PushVerdict | { readonly ok: false; readonly reason: "Superseded"; readonly message: string };
 
 function isConflict(e: unknown): boolean {
   // 409: resourceVersion moved; 422: a JSON Patch `test` failed (the object moved on).
@@ -65,6 +83,8 @@ export class Reconciler {
   private readonly read: ClusterReader;
   private readonly metrics = reconcileMetrics;
   private readonly inFlight = new Map<string, number>();
+  /** The last push failure recorded as an event on the data plane's object: the same words once, not per retry. */
+  private lastFailureEvent: string | undefined;
 
   constructor(
     private readonly kube: KubeClient,
@@ -76,7 +96,11 @@ export class Reconciler {
     this.read = new ClusterReader(kube);
   }
 
-  async reconcile(key: string): Promise<ReconcileResult> {
+  /**
+   * `signal` is the caller's: when it goes away (lost leadership, a drain, a
+   * timeout) the reconcile stops at its next step and writes nothing more.
+   */
+  async reconcile(key: string, signal?: AbortSignal): Promise<ReconcileResult> {
     const kind = key === SNAPSHOT_KEY ? "snapshot" : "route";
     const end = this.metrics.duration.startTimer({ kind });
     // Counted, not prevented: the watcher's queue is what keeps one key to one
@@ -87,10 +111,15 @@ export class Reconciler {
     }
     this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
     try {
-      const out = key === SNAPSHOT_KEY ? await this.reconcileSnapshot() : await this.reconcileRoute(key);
+      const out =
+        key === SNAPSHOT_KEY ? await this.reconcileSnapshot(signal) : await this.reconcileRoute(key, signal);
       end({ result: out.result });
       return out;
     } catch (e) {
+      if (signal?.aborted) {
+        end({ result: "aborted" });
+        throw new ReconcileAbortedError();
+      }
       end({ result: "error" });
       throw e;
     } finally {
@@ -104,9 +133,11 @@ export class Reconciler {
   private async writeStatus(
     route: EdgeRouteV2,
     desired: readonly DesiredCondition[],
+    signal: AbortSignal | undefined,
   ): Promise<EdgeRouteStatus | undefined> {
     const status = nextStatus(route.status, desired, route.metadata.generation, nowRfc3339());
     if (!status) return undefined;
+    signal?.throwIfAborted();
     try {
       // The resourceVersion makes this a compare-and-swap: a status computed from a
       // stale read never lands.
@@ -117,6 +148,7 @@ export class Reconciler {
           body: { metadata: { resourceVersion: route.metadata.resourceVersion }, status },
           contentType: "application/merge-patch+json",
           timeoutMs: 15_000,
+          signal,
         },
       );
       this.metrics.statusWrites.inc();
@@ -140,13 +172,13 @@ export class Reconciler {
     }
   }
 
-  async reconcileRoute(key: string): Promise<ReconcileResult> {
+  async reconcileRoute(key: string, signal?: AbortSignal): Promise<ReconcileResult> {
     const ref = parseRouteKey(key);
     if (!ref)
       throw new ReconcileInputError(
         `key ${JSON.stringify(key)}: must be "namespace/name" or "${SNAPSHOT_KEY}"`,
       );
-    const route = await this.read.getRoute(ref.namespace, ref.name);
+    const route = await this.read.getRoute(ref.namespace, ref.name, signal);
     if (!route) return { result: "done", did: [`${key}: gone`], enqueue: [SNAPSHOT_KEY] };
     if (route.metadata.deletionTimestamp) {
       // Deprogramming is the snapshot's job: it pushes a snapshot without the route first.
@@ -161,7 +193,7 @@ export class Reconciler {
     const services = new Map<string, ServiceEndpoints>();
     await Promise.all(
       backendServices(route).map(async (name) => {
-        const svc = await this.read.getService(ref.namespace, name);
+        const svc = await this.read.getService(ref.namespace, name, signal);
         if (svc) services.set(serviceKey(ref.namespace, name), serviceEndpoints(svc, []));
       }),
     );
@@ -173,7 +205,7 @@ export class Reconciler {
         reason: check.reason,
         message: check.message,
       };
-      const wrote = await this.writeStatus(route, [accepted, pendingNotAccepted]);
+      const wrote = await this.writeStatus(route, [accepted, pendingNotAccepted], signal);
       return {
         result: "done",
         did: [`${key}: ${check.reason}${wrote ? " (status written)" : ""}`],
@@ -185,30 +217,53 @@ export class Reconciler {
     return { result: "done", did: [`${key}: Services present`], enqueue: [SNAPSHOT_KEY] };
   }
 
-  async reconcileSnapshot(): Promise<ReconcileResult> {
-    const [routes, services, slices] = await Promise.all([
-      this.read.listRoutes(),
-      this.read.listServices(),
-      this.read.listEndpointSlices(),
+  async reconcileSnapshot(signal?: AbortSignal): Promise<ReconcileResult> {
+    const [routeList, serviceList, sliceList] = await Promise.all([
+      this.read.listRoutes(signal),
+      this.read.listServices(signal),
+      this.read.listEndpointSlices(signal),
     ]);
+    const routes = routeList.items;
+    const read = readRevision({
+      routes: routeList.resourceVersion,
+      services: serviceList.resourceVersion,
+      endpointslices: sliceList.resourceVersion,
+    });
     const live = routes.filter((r) => !r.metadata.deletionTimestamp);
     const terminating = routes.filter((r) => r.metadata.deletionTimestamp && hasFinalizer(r));
 
     const buildStart = process.hrtime.bigint();
-    const snapshot = buildSnapshot(live, endpointsByService(services, slices), this.opts.snapshot);
+    const snapshot = buildSnapshot(
+      live,
+      endpointsByService(serviceList.items, sliceList.items),
+      this.opts.snapshot,
+    );
     this.metrics.buildSeconds.observe(Number(process.hrtime.bigint() - buildStart) / 1e9);
     this.observeRoutes(routes);
 
     const did: string[] = [];
-    const push = await this.push(snapshot, did);
+    await this.opts.beforePush?.(signal);
+    signal?.throwIfAborted();
+    // Before a finalizer goes, the data plane must record this read even when
+    // it already serves this snapshot: else a reconcile that read the route
+    // while it was live, and stalled, could still push it after the release.
+    const push = await this.push(snapshot, read, terminating.length > 0, did, signal);
+    if (!push.ok && push.reason === "Superseded") {
+      // A reconcile that read later owns the outcome: statuses and finalizers
+      // decided from this older read would be wrong, so none is written. One
+      // more call reads afresh, in case the newer one was itself cut short.
+      did.push(`snapshot ${snapshot.version} not pushed: ${push.message}`);
+      return { result: "done", did, enqueue: [SNAPSHOT_KEY] };
+    }
 
     let released = 0;
     let stuck = 0;
     await eachConcurrently(terminating, this.opts.writeConcurrency ?? 32, async (route) => {
+      signal?.throwIfAborted();
       if (push.ok) {
         // The data plane holds a snapshot without this route: traffic no longer goes to it.
         try {
-          if (await releaseFinalizer(this.kube, route)) released++;
+          if (await releaseFinalizer(this.kube, route, undefined, signal)) released++;
         } catch (e) {
           if (!isConflict(e) && !isNotFound(e)) throw e;
         }
@@ -216,14 +271,19 @@ export class Reconciler {
       }
       if (this.isStuck(route)) {
         stuck++;
-        const wrote = await this.writeStatus(route, [
-          {
-            type: "Programmed",
-            status: "False",
-            reason: "DeprogramStuck",
-            message: `the data plane has not taken a snapshot without this route since it was deleted (${push.message}); the finalizer ${FINALIZER} stays until it does, or until 'edge-operator finalizer release' removes it`,
-          },
-        ]);
+        const wrote = await this.writeStatus(
+          route,
+          [
+            {
+              type: "Programmed",
+              status: "False",
+              reason: "DeprogramStuck",
+              // No words from the failure itself: they change from retry to retry.
+              message: `the data plane has not taken a snapshot without this route since it was deleted (${push.reason}); the finalizer ${FINALIZER} stays until it does, or until 'edge-operator finalizer release' removes it`,
+            },
+          ],
+          signal,
+        );
         if (wrote) this.log.warn({ route: routeKey(route) }, "deprogramming stuck");
       }
     });
@@ -246,7 +306,7 @@ export class Reconciler {
         deferred++;
         return;
       }
-      if (await this.writeStatus(route, desired)) written++;
+      if (await this.writeStatus(route, desired, signal)) written++;
     });
     if (written > 0) did.push(`status written on ${written} route(s)`);
     if (deferred > 0) did.push(`${deferred} route(s) left for the next call: the write budget ran out`);
@@ -257,28 +317,53 @@ export class Reconciler {
     if (deferred > 0) return { result: "done", did, enqueue: [SNAPSHOT_KEY] };
     return { result: "done", did };
   }
-  private async push(snapshot: Snapshot, did: string[]): Promise<PushVerdict> {
-    const current = await this.dataPlane.current();
-    if (current === snapshot.version) return { ok: true };
+
+  private async push(
+    snapshot: Snapshot,
+    read: ReadRevision | undefined,
+    fence: boolean,
+    did: string[],
+    signal: AbortSignal | undefined,
+  ): Promise<Pushed> {
     const accepted = snapshot.outcomes.filter((o) => o.accepted).length;
-    // An empty data plane need not be told it is empty: nothing was ever programmed.
-    if (current === undefined && accepted === 0) return { ok: true };
-    const res = await this.dataPlane.program(snapshot);
+    if (!fence) {
+      // Unchanged state writes nothing: not even the read revision.
+      const current = await this.dataPlane.current(signal);
+      if (current === snapshot.version) return { ok: true };
+      // An empty data plane need not be told it is empty: nothing was ever programmed.
+      if (current === undefined && accepted === 0) return { ok: true };
+    }
+    const res = await this.dataPlane.program(snapshot, { read, fence, signal });
+    if (res.ok && !res.pushed) return { ok: true };
     this.metrics.pushes.inc({ result: res.ok ? "ok" : res.reason });
     if (!res.ok) {
-      did.push(`push of snapshot ${snapshot.version} failed: ${res.message}`);
+      if (res.reason === "Superseded") {
+        this.log.info({ version: snapshot.version, message: res.message }, "snapshot superseded");
+        return res;
+      }
+      did.push(`push of snapshot ${snapshot.version} failed: ${res.detail}`);
       this.log.warn(
-        { version: snapshot.version, reason: res.reason, message: res.message },
+        { version: snapshot.version, reason: res.reason, detail: res.detail },
         "data-plane push failed",
       );
-      return {
-        ok: false,
-        reason: res.reason === "SnapshotTooLarge" ? "SnapshotTooLarge" : "PushFailed",
-        message: res.message,
-      };
+      await this.recordFailure(res.reason, res.detail);
+      return { ok: false, reason: res.reason, message: res.message };
     }
+    this.lastFailureEvent = undefined;
     did.push(`pushed snapshot ${snapshot.version} (${accepted} route(s))`);
     return { ok: true };
+  }
+
+  /**
+   * A push failure's own words go on the data plane's object, once per
+   * distinct failure: routes carry a message that does not change from retry
+   * to retry, so that a failing data plane costs no write per route.
+   */
+  private async recordFailure(reason: string, detail: string): Promise<void> {
+    const object = this.dataPlane.object;
+    if (object === undefined || this.lastFailureEvent === detail) return;
+    this.lastFailureEvent = detail;
+    await this.events.recordOn(object, "Warning", reason, detail);
   }
 
   private isStuck(route: EdgeRouteV2): boolean {

@@ -21,6 +21,15 @@ interface BodyParserError extends Error {
 /** Characters per write of a large reply. */
 const CHUNK_CHARS = 64 * 1024;
 
+/** Aborted when the connection closes before the answer was sent: the caller gave up or went away. */
+function callerGone(res: Response): AbortSignal {
+  const gone = new AbortController();
+  res.on("close", () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  return gone.signal;
+}
+
 function drained(res: Response): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
@@ -83,7 +92,7 @@ export function createApp(opts: AppOptions): express.Express {
       const end = httpRequestDuration.startTimer({ route: route.path });
       let reply: JsonReply;
       try {
-        reply = await route.handle(undefined, { headers: req.headers, log: logger });
+        reply = await route.handle(undefined, { headers: req.headers, log: logger, signal: callerGone(res) });
       } catch (err) {
         logger.error({ err, route: route.path }, "handler failed");
         reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
@@ -124,7 +133,7 @@ export function createApp(opts: AppOptions): express.Express {
             end({ code: reply.status });
             return;
           }
-          reply = await route.handle(body, { headers: req.headers, log: logger });
+          reply = await route.handle(body, { headers: req.headers, log: logger, signal: callerGone(res) });
         } catch (err) {
           // A handler bug must not take the server down or leave the caller hanging.
           logger.error({ err, route: route.path }, "handler failed");

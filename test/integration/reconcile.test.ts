@@ -96,7 +96,7 @@ describe("reconcile: the lab's lifecycle", () => {
     await apply(cp, v2Route("r3", { service: "checkout" }));
     const failed = await waitForConditions(cp, "r3", "True(Valid)", "False(PushFailed)");
     expect(failed.status?.conditions?.find((c) => c.type === "Programmed")?.message).toContain(
-      "told to fail",
+      "refuses pushes",
     );
     expect((await stack.dataPlane()).routes).not.toContain("default/r3");
     // The watcher retries with backoff; once the data plane takes the push, r3 says so.
