@@ -127,18 +127,19 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
         signal?.throwIfAborted();
         try {
           if (same && live !== undefined && verdict.record !== undefined) {
-            // A fence: the same files, a later read recorded, under the resourceVersion read above.
-            await this.kube.json("PATCH", this.path, {
-              body: {
-                metadata: {
-                  resourceVersion: live.metadata?.resourceVersion,
-                  annotations: { [READ_REVISION_ANNOTATION]: formatReadRevision(verdict.record) },
+            // A fence: the same files, a later read recorded, replaced under the
+            // resourceVersion read above (update, as the chart's Role grants).
+            const fenced: V1ConfigMap = {
+              ...live,
+              metadata: {
+                ...live.metadata,
+                annotations: {
+                  ...annotations,
+                  [READ_REVISION_ANNOTATION]: formatReadRevision(verdict.record),
                 },
               },
-              contentType: "application/merge-patch+json",
-              timeoutMs: TIMEOUT_MS,
-              signal,
-            });
+            };
+            await this.kube.json("PUT", this.path, { body: fenced, timeoutMs: TIMEOUT_MS, signal });
             return { ok: true, version, pushed: false };
           }
           const recorded: Record<string, string> = { ...annotations, [VERSION_ANNOTATION]: version };

@@ -48,7 +48,15 @@ export async function reconcileRoutes(
     logger.warn({ stallMs }, `${FAULT_STALL_ENV} is set: every snapshot reconcile stalls before its push`);
   const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
     deprogramTimeoutMs: opts.deprogramTimeoutMs,
-    ...(stallMs > 0 ? { beforePush: (signal) => sleep(stallMs, undefined, { signal }) } : {}),
+    ...(stallMs > 0
+      ? {
+          beforePush: (signal) => {
+            // The fault suite reads this line to know a reconcile is in the window.
+            logger.warn({ stallMs }, FAULT_STALL_LINE);
+            return sleep(stallMs, undefined, { signal });
+          },
+        }
+      : {}),
   });
   const routes = [reconcileRoute(reconciler, auth)];
   if (memory) routes.push(...memoryDebugRoutes(memory, auth));
@@ -61,6 +69,7 @@ export async function reconcileRoutes(
  * can push and release finalizers. Never set in the chart.
  */
 export const FAULT_STALL_ENV = "EDGE_OPERATOR_FAULT_STALL_BEFORE_PUSH_MS";
+export const FAULT_STALL_LINE = "fault stall: a snapshot reconcile read its inputs and waits before its push";
 
 export function faultStallMs(text: string | undefined): number {
   if (text === undefined || text === "") return 0;
