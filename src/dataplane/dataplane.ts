@@ -77,3 +77,8 @@ export function errorMessage(err: unknown): string {
 export function isAbort(err: unknown, signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true || (err instanceof Error && err.name === "AbortError");
 }
+
+/** A failed push's own words; undefined when the push did not fail (taken, or superseded). */
+export function failureDetail(result: ProgramResult): string | undefined {
+  return !result.ok && result.reason !== "Superseded" ? result.detail : undefined;
+}

@@ -104,6 +104,9 @@ describe("a stalled snapshot reconcile never undoes a newer one", () => {
         fresh = new Reconciler(kube, b, events, quiet);
       });
 
+      // Hosts of their own: the same name in the other sink's namespace would conflict.
+      const route = (name: string) => v2Route(name, { namespace: ns, host: `${name}.${ns}.example.com` });
+
       const deleteAndWaitTerminating = async (name: string): Promise<void> => {
         const del = await cp.kubectl(["delete", "edgeroute", name, "-n", ns, "--wait=false"]);
         expect(del.code, del.stderr).toBe(0);
@@ -113,12 +116,12 @@ describe("a stalled snapshot reconcile never undoes a newer one", () => {
       };
 
       it("refuses the old snapshot when the newer one pushed without the route and released it", async () => {
-        await apply(cp, v2Route("keep-1", { namespace: ns }), v2Route("x", { namespace: ns }));
+        await apply(cp, route("keep-1"), route("x"));
         await fresh.reconcile("$snapshot");
         expect(await c.served(ns)).toEqual([`${ns}/keep-1`, `${ns}/x`]);
 
         // A reads keep-1, keep-2 and x (live), then stalls before its push.
-        await apply(cp, v2Route("keep-2", { namespace: ns }));
+        await apply(cp, route("keep-2"));
         gate = holdBeforePush();
         const old: Promise<ReconcileResult> = stalled.reconcile("$snapshot");
         await gate.reached;
@@ -141,19 +144,19 @@ describe("a stalled snapshot reconcile never undoes a newer one", () => {
       });
 
       it("refuses it too when the newer one had nothing to push: the release fences the data plane", async () => {
-        // The data plane holds keep-1 and keep-2. y is created, A reads it live and stalls.
-        await apply(cp, v2Route("y", { namespace: ns }));
+        // The data plane holds keep-1 and keep-2. yy is created, A reads it live and stalls.
+        await apply(cp, route("yy"));
         gate = holdBeforePush();
         const old = stalled.reconcile("$snapshot");
         await gate.reached;
 
-        // y is deleted before any push held it: B's snapshot is the one the
-        // data plane already serves, so B pushes nothing, yet releases y.
-        await deleteAndWaitTerminating("y");
+        // yy is deleted before any push held it: B's snapshot is the one the
+        // data plane already serves, so B pushes nothing, yet releases yy.
+        await deleteAndWaitTerminating("yy");
         const newer = await fresh.reconcile("$snapshot");
         expect(newer.did.join("; ")).not.toMatch(/pushed snapshot/);
         expect(newer.did.join("; ")).toMatch(/released the finalizer of 1 deleted route/);
-        expect(await getRoute(cp, "y", ns)).toBeUndefined();
+        expect(await getRoute(cp, "yy", ns)).toBeUndefined();
 
         gate.release();
         const late = await old;
@@ -162,7 +165,7 @@ describe("a stalled snapshot reconcile never undoes a newer one", () => {
       });
 
       it("stops, pushing and writing nothing, when its caller goes away", async () => {
-        await apply(cp, v2Route("z", { namespace: ns }));
+        await apply(cp, route("z"));
         const before = await getRoute(cp, "z", ns);
         gate = holdBeforePush();
         const caller = new AbortController();
