@@ -187,7 +187,12 @@ describe("a stalled snapshot reconcile never undoes a newer one", () => {
 
   it("the server stops a /reconcile whose caller hung up, before it pushes", async () => {
     // The server stalls 2 s before each push (FAULT_STALL_ENV); this caller gives up after 300 ms.
-    await apply(cp, v2Route("w", { namespace: "race-memory" }));
+    expect((await cp.kubectl(["create", "namespace", "hang-up"])).code).toBe(0);
+    await apply(
+      cp,
+      service("checkout", "hang-up"),
+      v2Route("w", { namespace: "hang-up", host: "w.hang-up.example.com" }),
+    );
     const before = await stack.dataPlane();
     const hungUp = await new Promise<string>((resolve) => {
       const ac = new AbortController();
@@ -201,7 +206,7 @@ describe("a stalled snapshot reconcile never undoes a newer one", () => {
     await sleep(2500);
     const after = await stack.dataPlane();
     expect(after.pushes).toBe(before.pushes);
-    expect(after.routes).not.toContain("race-memory/w");
+    expect(after.routes).not.toContain("hang-up/w");
     const metrics = String((await httpsJson(`${stack.serve.url}/metrics`, stack.serve.caPem, "GET")).body);
     expect(metrics).toMatch(
       /edge_operator_reconcile_duration_seconds_count\{kind="snapshot",result="aborted"\} [1-9]/,
@@ -209,7 +214,7 @@ describe("a stalled snapshot reconcile never undoes a newer one", () => {
     // A caller that waits gets the push.
     const waited = await stack.reconcile("$snapshot");
     expect(waited.status).toBe(200);
-    expect((await stack.dataPlane()).routes).toContain("race-memory/w");
+    expect((await stack.dataPlane()).routes).toContain("hang-up/w");
   });
 });
 
