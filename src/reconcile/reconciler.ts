@@ -71,7 +71,7 @@ export class ReconcileAbortedError extends Error {
   }
 }
 
-/** The data plane took the snapshot, or already served it. */
+/** What came of a push: taken (or already served), failed, or refused as read before what the data plane holds. */
 type Pushed = PushVerdict | { readonly ok: false; readonly reason: "Superseded"; readonly message: string };
 
 function isConflict(e: unknown): boolean {
