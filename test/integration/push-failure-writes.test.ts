@@ -18,7 +18,8 @@ import type { EdgeRouteV2 } from "../../src/api/types.js";
 
 const NS = "fail";
 const CONFIGMAP = "edge-xds";
-const SMALL = 30;
+/** Routes that say Synced before the data plane fails; EDGE_PUSH_FAILURE_ROUTES makes more, for BENCHMARKS.md. */
+const SMALL = Number(process.env.EDGE_PUSH_FAILURE_ROUTES ?? 30);
 
 async function metric(stack: OperatorStack, name: string): Promise<number> {
   const r = await httpsJson(`${stack.serve.url}/metrics`, stack.serve.caPem, "GET");
@@ -78,7 +79,10 @@ describe("a failing data plane and the routes' status", () => {
     });
     expect((await cp.kubectl(["create", "namespace", NS])).code).toBe(0);
     await apply(cp, service("checkout", NS), endpointSlice("checkout", ["10.0.0.1"], NS));
-    await apply(cp, ...Array.from({ length: SMALL }, (_, i) => v2Route(`r${i}`, { namespace: NS })));
+    await apply(
+      cp,
+      ...Array.from({ length: SMALL }, (_, i) => v2Route(`r${i}`, { namespace: NS, path: `/r${i}` })),
+    );
   });
   afterAll(async () => {
     await stack?.stop();
@@ -86,19 +90,26 @@ describe("a failing data plane and the routes' status", () => {
   });
 
   it("writes each route's status once when the data plane starts failing, then never again while it fails", async () => {
-    expect((await reconcileSnapshot()).result).toBe("done");
+    // A large set takes more than one call's write budget: call until it settles.
+    for (let i = 0; i < 10 && (await routes()).some((r) => cond(r, "Programmed") !== "True(Synced)"); i++)
+      await reconcileSnapshot();
     expect((await routes()).map((r) => cond(r, "Programmed"))).toEqual(Array(SMALL).fill("True(Synced)"));
+    const writesSynced = await metric(stack, "edge_operator_status_writes_total");
 
     await apply(cp, bigRoute("big"));
-    const first = await reconcileSnapshot();
+    let first = await reconcileSnapshot();
     expect(first.result).toBe("requeue");
-    expect(first.did.join("; ")).toMatch(/status written on 31 route/);
+    // A large set may take more than one call's write budget.
+    for (let i = 0; i < 10 && first.did.some((d) => d.includes("left for the next call")); i++)
+      first = await reconcileSnapshot();
     const failing = await routes();
     expect(failing.map((r) => cond(r, "Programmed"))).toEqual(
       Array(SMALL + 1).fill("False(SnapshotTooLarge)"),
     );
     const versions = new Map(failing.map((r) => [r.metadata.name, r.metadata.resourceVersion]));
     const writesBefore = await metric(stack, "edge_operator_status_writes_total");
+    const firstWrites = writesBefore - writesSynced;
+    expect(firstWrites).toBe(SMALL + 1);
 
     // Each endpoint change is a new snapshot, refused in new words.
     const details = new Set<string>();
@@ -118,7 +129,7 @@ describe("a failing data plane and the routes' status", () => {
     const after = await routes();
     const rewritten = after.filter((r) => versions.get(r.metadata.name) !== r.metadata.resourceVersion);
     process.stdout.write(
-      `push failures: ${after.length} routes, ${retries} failing pushes with new words each, ${writes} status writes after the first, ${rewritten.length} routes rewritten\n`,
+      `push failures: ${after.length} routes, ${firstWrites} status writes when the data plane began failing, then ${retries} failing pushes with new words each: ${writes} status writes, ${rewritten.length} routes rewritten\n`,
     );
     expect(writes).toBe(0);
     expect(rewritten.map((r) => r.metadata.name)).toEqual([]);
