@@ -2,7 +2,7 @@
 // rate, against a floor measured in the same run.
 //
 // The server (this file with --server, in a child process) is the real app:
-// createApp + startHttpsServer from src/server, hosting admissionRoutes() and
+// createApp + startHttpsServer from src/server, hosting admissionHandlers() and
 // /floor, a bare handler that reads the parsed review and answers a constant
 // "allowed". Floor and webhooks share one process, one TLS setup, one express
 // app, and the same request body, so the difference is the webhook's own work.
@@ -26,10 +26,12 @@ import { fileURLToPath } from "node:url";
 import { createCa, issueCertificate } from "../src/certs/pki.js";
 import { createApp } from "../src/server/app.js";
 import { startHttpsServer } from "../src/server/https.js";
-import type { JsonRoute } from "../src/server/json-route.js";
-import { admissionRoutes } from "../src/webhooks/admission-routes.js";
-import { ADMISSION_BODY_LIMIT } from "../src/webhooks/admission-review.js";
+import type { JsonHandler } from "../src/server/json-handler.js";
+import { admissionHandlers } from "../src/server/admission-handlers.js";
+import { ADMISSION_BODY_LIMIT } from "../src/server/admission-review.js";
 import { fmt, percentile } from "./stats.js";
+import { createLogger } from "../src/observability/logger.js";
+import { createRegistry, createServerMetrics } from "../src/observability/metrics.js";
 
 const RUNS = Number(process.env.RUNS ?? 3);
 const SLICES = Number(process.env.SLICES ?? 4);
@@ -49,7 +51,7 @@ interface ServerReady {
 }
 
 /** The floor: the app has parsed the body; answer the review with a constant verdict. */
-const floorRoute: JsonRoute = {
+const floorRoute: JsonHandler = {
   path: "/floor",
   limit: ADMISSION_BODY_LIMIT,
   handle(body) {
@@ -65,8 +67,11 @@ async function server(): Promise<void> {
   const ca = createCa();
   const pair = issueCertificate(ca, { commonName: "127.0.0.1", ips: ["127.0.0.1"], usage: "server" });
   // No KubeConfig: the conflict lookup is cluster I/O with its own budget, not measured here.
-  const app = createApp({ routes: [...admissionRoutes(), floorRoute], ready: () => true });
-  const running = await startHttpsServer(app, { host: "127.0.0.1", port: 0, tls: pair, drainMs: 100 });
+  const log = createLogger();
+  const metrics = createServerMetrics(createRegistry());
+  const routes = [...admissionHandlers(undefined, { log, metrics }), floorRoute];
+  const app = createApp({ handlers: routes, ready: () => true, log, metrics });
+  const running = await startHttpsServer(app, { host: "127.0.0.1", port: 0, tls: pair, drainMs: 100, log });
   process.send?.({ port: running.address.port, caPem: ca.cert } satisfies ServerReady);
   process.on("disconnect", () => void running.stop().then(() => process.exit(0)));
 }
@@ -224,11 +229,13 @@ async function openLoop(
 
 /** The server's own work per review, in-process and without HTTP: parse + decide + stringify, µs. */
 async function inProcess(body: string): Promise<Record<Target, number>> {
-  const routes = new Map([...admissionRoutes(), floorRoute].map((r) => [r.path, r]));
-  const ctx = { headers: {}, log: (await import("../src/server/logger.js")).logger };
+  const log = createLogger();
+  const deps = { log, metrics: createServerMetrics(createRegistry()) };
+  const routes = new Map([...admissionHandlers(undefined, deps), floorRoute].map((r) => [r.path, r]));
+  const ctx = { headers: {}, log };
   const out = {} as Record<Target, number>;
   for (const t of TARGETS) {
-    const route = routes.get(t) as JsonRoute;
+    const route = routes.get(t) as JsonHandler;
     const once = async () => JSON.stringify((await route.handle(JSON.parse(body), ctx)).body);
     for (let i = 0; i < 2000; i++) await once();
     const samples: number[] = [];

@@ -15,15 +15,17 @@ import { type EdgeRoute } from "../src/api/types.js";
 import { createCa, issueCertificate } from "../src/certs/pki.js";
 import { toV1 } from "../src/conversion/convert.js";
 import {
-  conversionRoute,
+  conversionHandler,
   handleConversionReview,
   REVIEW_API_VERSION,
   REVIEW_KIND,
-} from "../src/conversion/review.js";
-import { routeV1, routeV2 } from "../src/conversion/route-arbitraries.js";
+} from "../src/server/conversion-review.js";
+import { routeV1, routeV2 } from "../test/fixtures/route-arbitraries.js";
 import { createApp } from "../src/server/app.js";
 import { startHttpsServer } from "../src/server/https.js";
-import { MiB, type JsonRoute } from "../src/server/json-route.js";
+import { MiB, type JsonHandler } from "../src/server/json-handler.js";
+import { createLogger } from "../src/observability/logger.js";
+import { createRegistry, createServerMetrics } from "../src/observability/metrics.js";
 
 const N = 10_000;
 const RUNS = Number(process.env.RUNS ?? 15);
@@ -36,7 +38,7 @@ interface ServerReady {
 }
 
 /** The floor: parse (done by the app), then answer with the objects as they came. */
-const floorRoute: JsonRoute = {
+const floorRoute: JsonHandler = {
   path: "/floor",
   limit: LIMIT,
   handle(body) {
@@ -55,8 +57,15 @@ const floorRoute: JsonRoute = {
 async function server(): Promise<void> {
   const ca = createCa();
   const pair = issueCertificate(ca, { commonName: "127.0.0.1", ips: ["127.0.0.1"], usage: "server" });
-  const app = createApp({ routes: [conversionRoute(LIMIT), floorRoute], ready: () => true });
-  const running = await startHttpsServer(app, { host: "127.0.0.1", port: 0, tls: pair, drainMs: 100 });
+  const log = createLogger();
+  const metrics = createServerMetrics(createRegistry());
+  const app = createApp({
+    handlers: [conversionHandler(LIMIT, metrics), floorRoute],
+    ready: () => true,
+    log,
+    metrics,
+  });
+  const running = await startHttpsServer(app, { host: "127.0.0.1", port: 0, tls: pair, drainMs: 100, log });
   process.send?.({ port: running.address.port, caPem: ca.cert } satisfies ServerReady);
   process.on("disconnect", () => void running.stop().then(() => process.exit(0)));
 }

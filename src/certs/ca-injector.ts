@@ -3,7 +3,8 @@
 // webhook. A JSON Patch with a resourceVersion test, so a concurrent writer is
 // never overwritten; nothing is written when the bundle is already in place.
 
-import { kubeStatus, type KubeClient } from "../kube/client.js";
+import type { KubeClient } from "../kube/client.js";
+import { isNotFound, isStale } from "../kube/errors.js";
 
 export interface InjectTargets {
   mutatingWebhookConfigurations?: readonly string[];
@@ -84,7 +85,7 @@ async function injectOne(
       obj = await kube.json<Patchable>("GET", path, { timeoutMs: TIMEOUT_MS });
     } catch (err) {
       // Not there yet (helm creates it after the server may start): the periodic check comes back.
-      if (kubeStatus(err) === 404) return { kind, name, outcome: "missing" };
+      if (isNotFound(err)) return { kind, name, outcome: "missing" };
       throw err;
     }
     const ops = makeOps(obj);
@@ -98,8 +99,7 @@ async function injectOne(
       return { kind, name, outcome: "patched" };
     } catch (err) {
       // A failed test op (someone wrote in between) is 422 or 409: read again.
-      const code = kubeStatus(err);
-      if ((code === 409 || code === 422) && attempt + 1 < ATTEMPTS) continue;
+      if (isStale(err) && attempt + 1 < ATTEMPTS) continue;
       throw err;
     }
   }

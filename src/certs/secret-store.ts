@@ -5,7 +5,8 @@
 // replica renewed first, and its renewal is the one everyone uses).
 
 import type { V1Secret } from "@kubernetes/client-node";
-import { kubeStatus, type KubeClient } from "../kube/client.js";
+import type { KubeClient } from "../kube/client.js";
+import { isConflict, isNotFound } from "../kube/errors.js";
 import { renewalDecision, renewedMaterial, type RenewalDecision } from "./renewal.js";
 import type { ServingIdentity, ServingMaterial } from "./serving.js";
 
@@ -97,7 +98,7 @@ async function readSecret(kube: KubeClient, ref: SecretRef): Promise<V1Secret | 
   try {
     return await kube.json<V1Secret>("GET", secretPath(ref), { timeoutMs: TIMEOUT_MS });
   } catch (err) {
-    if (kubeStatus(err) === 404) return undefined;
+    if (isNotFound(err)) return undefined;
     throw err;
   }
 }
@@ -118,13 +119,13 @@ export async function ensureCertSecret(kube: KubeClient, opts: CertSecretOptions
       >;
       const material = renewedMaterial(undefined, decision, opts.identity, now());
       try {
-        const made = await kube.json<V1Secret>("POST", secretsPath(opts.secret.namespace), {
+        const created = await kube.json<V1Secret>("POST", secretsPath(opts.secret.namespace), {
           body: secretFromMaterial(opts.secret, material, opts.labels),
           timeoutMs: TIMEOUT_MS,
         });
-        return { material, resourceVersion: made.metadata?.resourceVersion ?? "", action: "created" };
+        return { material, resourceVersion: created.metadata?.resourceVersion ?? "", action: "created" };
       } catch (err) {
-        if (kubeStatus(err) === 409) continue; // another replica won the race: use its Secret
+        if (isConflict(err)) continue; // another replica won the race: use its Secret
         throw err;
       }
     }
@@ -153,7 +154,7 @@ export async function ensureCertSecret(kube: KubeClient, opts: CertSecretOptions
       };
     } catch (err) {
       // 409: someone renewed (or changed) it since we read it; 404: deleted meanwhile. Read again.
-      if (kubeStatus(err) === 409 || kubeStatus(err) === 404) continue;
+      if (isConflict(err) || isNotFound(err)) continue;
       throw err;
     }
   }

@@ -1,10 +1,13 @@
 // What every subcommand shares: a help text, and a one-line reason on bad input.
 
+import type { Logger } from "../observability/logger.js";
+
 export class UsageError extends Error {}
 
 export interface Command {
   readonly name: string;
   readonly summary: string;
   readonly help: string;
-  run(argv: string[]): Promise<number>;
+  /** `log` is the process's one logger, made by main. */
+  run(argv: string[], log: Logger): Promise<number>;
 }

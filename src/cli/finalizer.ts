@@ -3,10 +3,11 @@ import { FINALIZER, type EdgeRouteV2 } from "../api/types.js";
 import { ClusterReader } from "../reconcile/cluster-reader.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { hasFinalizer, releaseFinalizer } from "../reconcile/finalizer.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
-import { logger } from "../server/logger.js";
-import { parseRouteKey } from "../watcher/keys.js";
-import { KubeError, kubeClient } from "../kube/client.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import type { Logger } from "../observability/logger.js";
+import { parseRouteKey } from "../reconcile/protocol.js";
+import { kubeClient } from "../kube/client.js";
+import { isStale } from "../kube/errors.js";
 import { UsageError, type Command } from "./command.js";
 
 const help = `Usage: edge-operator finalizer release NAMESPACE/NAME --reason TEXT [options]
@@ -30,6 +31,7 @@ async function releaseOne(
   kube: ReturnType<typeof kubeClient>,
   route: EdgeRouteV2,
   reason: string,
+  logger: Logger,
 ): Promise<"released" | "none"> {
   if (!hasFinalizer(route)) return "none";
   const events = kubeEventRecorder(kube, logger);
@@ -39,7 +41,7 @@ async function releaseOne(
       await releaseFinalizer(kube, route, reason);
       break;
     } catch (e) {
-      if (!(e instanceof KubeError) || (e.status !== 409 && e.status !== 422) || attempt >= 5) throw e;
+      if (!isStale(e) || attempt >= 5) throw e;
       const fresh = await new ClusterReader(kube).getRoute(
         route.metadata.namespace ?? "",
         route.metadata.name ?? "",
@@ -61,7 +63,7 @@ export const finalizerCommand: Command = {
   name: "finalizer",
   summary: "finalizer release NAMESPACE/NAME: the break-glass for a stuck route",
   help,
-  async run(argv) {
+  async run(argv, logger) {
     const [sub, ...rest] = argv;
     if (sub === "-h" || sub === "--help" || sub === undefined) {
       process.stdout.write(help);
@@ -88,15 +90,16 @@ export const finalizerCommand: Command = {
       throw new UsageError("--reason is required: say why the finalizer is removed by hand");
     if (values.all === positionals.length > 0) throw new UsageError("give either NAMESPACE/NAME or --all");
     if (positionals.length > 1) throw new UsageError("give one NAMESPACE/NAME");
-    const kc = loadKubeConfig(values.kubeconfig);
-    if (!kc) throw new UsageError("no cluster access: pass --kubeconfig or set KUBECONFIG");
-    const kube = kubeClient(kc);
+    const access = loadKubeConfig(values.kubeconfig);
+    if (!access) throw new UsageError("no cluster access: pass --kubeconfig or set KUBECONFIG");
+    const kube = kubeClient(access);
     const read = new ClusterReader(kube);
 
     if (values.all) {
       const routes = (await read.listRoutes()).items.filter(hasFinalizer);
       let released = 0;
-      for (const r of routes) if ((await releaseOne(kube, r, values.reason)) === "released") released++;
+      for (const r of routes)
+        if ((await releaseOne(kube, r, values.reason, logger)) === "released") released++;
       process.stdout.write(`released the finalizer of ${released} EdgeRoute(s)\n`);
       return 0;
     }
@@ -108,7 +111,7 @@ export const finalizerCommand: Command = {
       process.stderr.write(`edge-operator finalizer: EdgeRoute ${key} not found\n`);
       return 1;
     }
-    const out = await releaseOne(kube, route, values.reason);
+    const out = await releaseOne(kube, route, values.reason, logger);
     process.stdout.write(
       out === "released"
         ? `edgeroute ${key}: finalizer ${FINALIZER} released\n`

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // edge-operator: one executable, one subcommand per job.
 
-import { logger } from "../server/logger.js";
+import { createLogger } from "../observability/logger.js";
 import { UsageError, type Command } from "./command.js";
 import { serveCommand } from "./serve.js";
 import { certsCommand } from "./certs.js";
@@ -9,6 +9,8 @@ import { watchCommand } from "./watch.js";
 import { finalizerCommand } from "./finalizer.js";
 import { migrateCommand } from "./migrate.js";
 import { demoCommand } from "./demo.js";
+
+const logger = createLogger();
 
 const commands: Command[] = [
   serveCommand,
@@ -46,7 +48,7 @@ export async function main(argv: string[]): Promise<number> {
     return 2;
   }
   try {
-    return await cmd.run(rest);
+    return await cmd.run(rest, logger);
   } catch (err) {
     const e = err as Error & { code?: string };
     // parseArgs throws TypeErrors with ERR_PARSE_ARGS_* codes: those are usage errors too.

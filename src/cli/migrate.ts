@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { CRD_NAME } from "../api/types.js";
 import { migrateStorage, type MigrateOptions } from "../migrate/migrator.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { kubeClient } from "../kube/client.js";
 import { UsageError, type Command } from "./command.js";
 import { parseDuration } from "./duration-flag.js";
@@ -80,9 +80,10 @@ export const migrateCommand: Command = {
       process.stdout.write(help);
       return 0;
     }
-    const kc = loadKubeConfig(args.kubeconfig);
-    if (!kc) throw new UsageError("no cluster access: give --kubeconfig, set $KUBECONFIG, or run in a pod");
-    const outcome = await migrateStorage(kubeClient(kc), {
+    const access = loadKubeConfig(args.kubeconfig);
+    if (!access)
+      throw new UsageError("no cluster access: give --kubeconfig, set $KUBECONFIG, or run in a pod");
+    const outcome = await migrateStorage(kubeClient(access), {
       ...args.options,
       log: (line) => process.stderr.write(`${line}\n`),
     });

@@ -1,14 +1,15 @@
 import { parseArgs } from "node:util";
 import { createApp } from "../server/app.js";
 import { parseListen, startHttpsServer } from "../server/https.js";
-import { logger } from "../server/logger.js";
-import { MiB, type JsonRoute } from "../server/json-route.js";
-import { conversionRoute } from "../conversion/review.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
-import { admissionRoutes } from "../webhooks/admission-routes.js";
-import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "../certs/serve-tls.js";
+import type { Logger } from "../observability/logger.js";
+import { createRegistry, createServerMetrics, type ServerMetrics } from "../observability/metrics.js";
+import { MiB, type JsonHandler } from "../server/json-handler.js";
+import { conversionHandler } from "../server/conversion-review.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { admissionHandlers } from "../server/admission-handlers.js";
+import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
-import { DATA_PLANES, reconcileRoutes, type DataPlaneKind } from "../reconcile/reconcile-setup.js";
+import { DATA_PLANES, reconcileHandlers, type DataPlaneKind } from "../server/reconcile-setup.js";
 import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
 
@@ -94,18 +95,26 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
   };
 }
 
-/** The routes the server hosts; each module owns its handler. */
-export async function buildRoutes(opts: ServeOptions): Promise<JsonRoute[]> {
-  const kc = loadKubeConfig(opts.kubeconfig);
+/** The handlers the server hosts, one per path. */
+export async function buildHandlers(
+  opts: ServeOptions,
+  log: Logger,
+  metrics: ServerMetrics,
+): Promise<JsonHandler[]> {
+  const access = loadKubeConfig(opts.kubeconfig);
   return [
-    conversionRoute(opts.convertBodyLimit),
-    ...admissionRoutes(kc),
-    ...(await reconcileRoutes(kc, {
-      dataPlane: opts.dataPlane,
-      configMapNamespace: opts.dataPlaneNamespace,
-      configMapName: opts.dataPlaneConfigMap,
-      deprogramTimeoutMs: opts.deprogramTimeoutMs,
-    })),
+    conversionHandler(opts.convertBodyLimit, metrics),
+    ...admissionHandlers(access, { log, metrics }),
+    ...(await reconcileHandlers(
+      access,
+      {
+        dataPlane: opts.dataPlane,
+        configMapNamespace: opts.dataPlaneNamespace,
+        configMapName: opts.dataPlaneConfigMap,
+        deprogramTimeoutMs: opts.deprogramTimeoutMs,
+      },
+      { log, registry: metrics.registry },
+    )),
   ];
 }
 
@@ -113,7 +122,7 @@ export const serveCommand: Command = {
   name: "serve",
   summary: "the HTTPS service: /mutate, /validate, /convert, /reconcile",
   help,
-  async run(argv) {
+  async run(argv, logger) {
     const opts = parseServeArgs(argv);
     if (opts === "help") {
       process.stdout.write(help);
@@ -121,10 +130,11 @@ export const serveCommand: Command = {
     }
     const { host, port } = parseListen(opts.listen);
     let tlsLoaded = false;
-    const routes = await buildRoutes(opts);
-    const app = createApp({ routes, ready: () => tlsLoaded });
-    const tls = await serveTls(opts);
-    const running = await startHttpsServer(app, { host, port, tls: tls.tls });
+    const metrics = createServerMetrics(createRegistry());
+    const handlers = await buildHandlers(opts, logger, metrics);
+    const app = createApp({ handlers, ready: () => tlsLoaded, log: logger, metrics });
+    const tls = await serveTls(opts, logger);
+    const running = await startHttpsServer(app, { host, port, tls: tls.tls, log: logger });
     tls.attach(running);
     tlsLoaded = true;
     logger.info({ address: running.address }, "serving");

@@ -1,15 +1,18 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { podNamespace } from "../kube/service-account.js";
 import http from "node:http";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import type { AddressInfo } from "node:net";
 import { parseListen } from "../server/https.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
-import { logger } from "../server/logger.js";
-import { registry } from "../server/metrics.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { createRegistry } from "../observability/metrics.js";
 import { kubeClient } from "../kube/client.js";
-import { reconcileClient, tokenSource } from "../watcher/reconcile-client.js";
+import type { ClusterAccess } from "../kube/kubeconfig.js";
+import type { Logger } from "../observability/logger.js";
+import type { Registry } from "../observability/metrics.js";
+import { reconcileClient, tokenSource, type ReconcileClient } from "../watcher/reconcile-client.js";
 import { startWatcher, type RunningWatcher } from "../watcher/watcher.js";
 import { UsageError, type Command } from "./command.js";
 import { parseDuration } from "./duration-flag.js";
@@ -45,8 +48,6 @@ Options:
 Durations: 300ms, 15s, 5m, 1h, 1m30s.
 `;
 
-const POD_NAMESPACE_FILE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace";
-
 export interface WatchOptions {
   reconcileUrl: string;
   kubeconfig?: string;
@@ -79,7 +80,7 @@ function positive(flag: string, text: string, integer: boolean): number {
 
 function defaultLeaseNamespace(): string {
   try {
-    if (existsSync(POD_NAMESPACE_FILE)) return readFileSync(POD_NAMESPACE_FILE, "utf8").trim() || "default";
+    return podNamespace() ?? "default";
   } catch {
     // fall through
   }
@@ -169,69 +170,103 @@ function readFileOr(flag: string, file: string): string {
   }
 }
 
+/** The cluster to watch: --kubeconfig, $KUBECONFIG or in-cluster. */
+function clusterAccess(opts: WatchOptions): ClusterAccess {
+  let access;
+  try {
+    access = loadKubeConfig(opts.kubeconfig);
+  } catch (err) {
+    throw new UsageError(`--kubeconfig: ${(err as Error).message}`);
+  }
+  if (!access) throw new UsageError("no cluster: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
+  return access;
+}
+
+/** The client for POST /reconcile, its token and CA checked before anything starts. */
+function reconcileCaller(opts: WatchOptions, access: ClusterAccess): ReconcileClient {
+  if (opts.tokenFile) readFileOr("--token-file", opts.tokenFile);
+  const caPem = opts.reconcileCa ? readFileOr("--reconcile-ca", opts.reconcileCa) : undefined;
+  if (caPem !== undefined && !caPem.includes("-----BEGIN CERTIFICATE-----")) {
+    throw new UsageError(`--reconcile-ca: ${opts.reconcileCa} holds no PEM certificate`);
+  }
+  return reconcileClient({
+    url: opts.reconcileUrl,
+    token: tokenSource(opts.tokenFile, access.token),
+    ...(caPem ? { caPem } : {}),
+    maxSockets: opts.concurrency + 1,
+  });
+}
+
+/** GET /metrics and /healthz on --metrics-listen; `watcher` is read per request (it starts after). */
+async function startMetricsServer(
+  listen: string,
+  registry: Registry,
+  identity: string,
+  watcher: () => RunningWatcher | undefined,
+  logger: Logger,
+): Promise<http.Server> {
+  const { host, port } = parseListen(listen);
+  const server = http.createServer((req, res) => {
+    const path = (req.url ?? "").split("?")[0];
+    if (path === "/metrics") {
+      registry.metrics().then(
+        (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
+        (err: Error) => res.writeHead(500).end(err.message),
+      );
+    } else if (path === "/healthz") {
+      const w = watcher();
+      const body = {
+        ok: true,
+        leader: w?.isLeader() ?? false,
+        synced: w?.synced() ?? false,
+        queueDepth: w?.queue.len() ?? 0,
+        identity,
+      };
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+    } else {
+      res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
+    }
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject).listen(port, host, resolve);
+  });
+  const addr = server.address() as AddressInfo;
+  logger.info({ metrics: `http://${addr.address}:${addr.port}` }, "metrics listening");
+  return server;
+}
+
+/** Resolves at SIGTERM or SIGINT. */
+function untilSignal(logger: Logger): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const onSignal = (sig: NodeJS.Signals) => {
+      logger.info({ sig }, "stopping: finishing calls in flight, releasing the lease");
+      resolve();
+    };
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+  });
+}
+
 export const watchCommand: Command = {
   name: "watch",
   summary: "the watcher: informers, work queue and leader lease, calling /reconcile",
   help,
-  async run(argv) {
+  async run(argv, logger) {
     const opts = parseWatchArgs(argv);
     if (opts === "help") {
       process.stdout.write(help);
       return 0;
     }
-    let kc;
-    try {
-      kc = loadKubeConfig(opts.kubeconfig);
-    } catch (err) {
-      throw new UsageError(`--kubeconfig: ${(err as Error).message}`);
-    }
-    if (!kc) throw new UsageError("no cluster: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
-    if (opts.tokenFile) readFileOr("--token-file", opts.tokenFile);
-    const caPem = opts.reconcileCa ? readFileOr("--reconcile-ca", opts.reconcileCa) : undefined;
-    if (caPem !== undefined && !caPem.includes("-----BEGIN CERTIFICATE-----")) {
-      throw new UsageError(`--reconcile-ca: ${opts.reconcileCa} holds no PEM certificate`);
-    }
-
-    const reconcile = reconcileClient({
-      url: opts.reconcileUrl,
-      token: tokenSource(opts.tokenFile, kc.token),
-      ...(caPem ? { caPem } : {}),
-      maxSockets: opts.concurrency + 1,
-    });
+    const registry = createRegistry();
+    const access = clusterAccess(opts);
+    const reconcile = reconcileCaller(opts, access);
     // Listening first: a port in use fails the command before any watch starts.
     let watcher: RunningWatcher | undefined = undefined;
-    let metricsServer: http.Server | undefined;
-    if (opts.metricsListen) {
-      const { host, port } = parseListen(opts.metricsListen);
-      metricsServer = http.createServer((req, res) => {
-        const path = (req.url ?? "").split("?")[0];
-        if (path === "/metrics") {
-          registry.metrics().then(
-            (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
-            (err: Error) => res.writeHead(500).end(err.message),
-          );
-        } else if (path === "/healthz") {
-          const body = {
-            ok: true,
-            leader: watcher?.isLeader() ?? false,
-            synced: watcher?.synced() ?? false,
-            queueDepth: watcher?.queue.len() ?? 0,
-            identity: opts.identity,
-          };
-          res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
-        } else {
-          res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
-        }
-      });
-      await new Promise<void>((resolve, reject) => {
-        metricsServer?.once("error", reject).listen(port, host, resolve);
-      });
-      const addr = metricsServer.address() as AddressInfo;
-      logger.info({ metrics: `http://${addr.address}:${addr.port}` }, "metrics listening");
-    }
-
+    const metricsServer = opts.metricsListen
+      ? await startMetricsServer(opts.metricsListen, registry, opts.identity, () => watcher, logger)
+      : undefined;
     watcher = startWatcher({
-      kube: kubeClient(kc),
+      kube: kubeClient(access),
       reconcile,
       log: logger,
       registry,
@@ -260,14 +295,7 @@ export const watchCommand: Command = {
       "watching",
     );
 
-    await new Promise<void>((resolve) => {
-      const onSignal = (sig: NodeJS.Signals) => {
-        logger.info({ sig }, "stopping: finishing calls in flight, releasing the lease");
-        resolve();
-      };
-      process.once("SIGTERM", onSignal);
-      process.once("SIGINT", onSignal);
-    });
+    await untilSignal(logger);
     await watcher.stop();
     await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
     logger.info("stopped");

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { objectSchema } from "../api/schema.js";
 import { V2_SPEC_ANNOTATION, type EdgeRouteSpecV1, type EdgeRouteV1 } from "../api/types.js";
 import { projectV1, toV1, toV2 } from "./convert.js";
-import { routeV1, routeV2, specV1 } from "./route-arbitraries.js";
+import { routeV1, routeV2, specV1 } from "../../test/fixtures/route-arbitraries.js";
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 formats.default(ajv);

@@ -4,13 +4,10 @@
 // that rejects an old object under a newer, stricter rule would break every LIST
 // that holds it.
 
+import { isRecord } from "../api/is-record.js";
 import { fieldError, FieldPath, type FieldError } from "../api/field-error.js";
 
 export type JsonObject = Record<string, unknown>;
-
-export function isObject(v: unknown): v is JsonObject {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function typeName(v: unknown): string {
   return v === null ? "null" : Array.isArray(v) ? "array" : typeof v;
@@ -25,7 +22,7 @@ function hasKind(v: unknown, kind: Kind): boolean {
     case "integer":
       return Number.isInteger(v);
     case "object":
-      return isObject(v);
+      return isRecord(v);
     case "array":
       return Array.isArray(v);
   }
@@ -61,7 +58,7 @@ class Checker {
   }
 
   object(v: unknown, at: FieldPath): JsonObject | undefined {
-    if (isObject(v)) return v;
+    if (isRecord(v)) return v;
     this.errors.push(fieldError(at, "Invalid value", `must be an object, not ${typeName(v)}`, v));
     return undefined;
   }

@@ -21,12 +21,12 @@ const TYPES: Record<string, FieldErrorType> = {
 };
 
 function toFieldError(e: ErrorObject): FieldError {
-  const at = pointerToPath(e.instancePath, ANNOTATION_PATH);
+  const fieldPath = pointerToPath(e.instancePath, ANNOTATION_PATH);
   if (e.keyword === "required") {
     const missing = (e.params as { missingProperty: string }).missingProperty;
-    return fieldError(`${at}.${missing}`, "Required value", "must be set in the annotated v2 spec");
+    return fieldError(`${fieldPath}.${missing}`, "Required value", "must be set in the annotated v2 spec");
   }
-  return fieldError(at, TYPES[e.keyword] ?? "Invalid value", e.message ?? "is not valid", e.data);
+  return fieldError(fieldPath, TYPES[e.keyword] ?? "Invalid value", e.message ?? "is not valid", e.data);
 }
 
 export type AnnotatedSpec = { ok: true; spec: EdgeRouteSpecV2 } | { ok: false; errors: FieldError[] };

@@ -3,9 +3,11 @@
 // Expected failures are answers, not exceptions: the reconcile turns them into
 // `Programmed=False` with the reason and message given here.
 
-import { KubeError } from "../kube/client.js";
-import type { Snapshot } from "../reconcile/snapshot.js";
+import type { Snapshot } from "../envoy/snapshot.js";
 import type { ReadRevision } from "./read-revision.js";
+
+// Sinks word their failures with the apiserver's own message, as every caller does.
+export { errorMessage } from "../kube/errors.js";
 
 export type ProgramFailureReason = "PushFailed" | "SnapshotTooLarge";
 
@@ -62,15 +64,6 @@ export interface DataPlane {
    * yet. Rejects when the data plane cannot be reached.
    */
   current(signal?: AbortSignal): Promise<string | undefined>;
-}
-
-/** One line for a log or an event: the apiserver's own Status message when there is one. */
-export function errorMessage(err: unknown): string {
-  if (err instanceof KubeError) {
-    const message = (err.body as { message?: unknown } | undefined)?.message;
-    if (typeof message === "string") return `${err.status}: ${message}`;
-  }
-  return err instanceof Error ? (err.message.split("\n")[0] ?? "") : String(err);
 }
 
 /** An abort is not a push failure: it goes up to the caller, who is gone. */

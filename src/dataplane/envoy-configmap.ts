@@ -13,17 +13,17 @@
 
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { GROUP } from "../api/types.js";
-import { kubeStatus, type KubeClient } from "../kube/client.js";
-import type { Snapshot } from "../reconcile/snapshot.js";
+import type { KubeClient } from "../kube/client.js";
+import { errorMessage, isConflict, isNotFound } from "../kube/errors.js";
+import type { Snapshot } from "../envoy/snapshot.js";
 import {
-  errorMessage,
   isAbort,
   type DataPlane,
   type DataPlaneObject,
   type ProgramOptions,
   type ProgramResult,
 } from "./dataplane.js";
-import { envoyFiles, type BootstrapOptions } from "./envoy-files.js";
+import { envoyFiles, type BootstrapOptions } from "../envoy/envoy-files.js";
 import { formatReadRevision, judgeRevision, parseReadRevision, sameRevision } from "./read-revision.js";
 
 export const VERSION_ANNOTATION = `${GROUP}/snapshot-version`;
@@ -73,7 +73,7 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
     try {
       return await this.kube.json<V1ConfigMap>("GET", this.path, { timeoutMs: TIMEOUT_MS, signal });
     } catch (err) {
-      if (kubeStatus(err) === 404) return undefined;
+      if (isNotFound(err)) return undefined;
       throw err;
     }
   }
@@ -165,7 +165,7 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
           return { ok: true, version, pushed: true };
         } catch (err) {
           // 409: someone wrote (or created) it since we read it. Read again and decide again.
-          if (kubeStatus(err) !== 409) throw err;
+          if (!isConflict(err)) throw err;
         }
       }
       return failed(`${where} kept changing under us: ${attempts} write conflicts in a row`);

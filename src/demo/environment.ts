@@ -13,7 +13,7 @@ import { startControlPlane, type ControlPlane } from "../testenv/control-plane.j
 import { startCli, startServe, type ServeProcess } from "../testenv/operator.js";
 import { freePort, waitFor, type RunResult, type Supervised } from "../testenv/process.js";
 import { REPO_ROOT } from "../testenv/testbin.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import type { MemoryDataPlaneState } from "../dataplane/memory.js";
 import type { Teardown } from "./teardown.js";
 

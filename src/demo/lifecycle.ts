@@ -4,7 +4,7 @@
 // with what it saw instead.
 
 import { API_VERSION_V1, FINALIZER, GROUP, V2_SPEC_ANNOTATION, type EdgeRouteV2 } from "../api/types.js";
-import { SNAPSHOT_KEY, objectKey } from "../watcher/keys.js";
+import { SNAPSHOT_KEY, objectKey } from "../reconcile/protocol.js";
 import type { DemoEnvironment } from "./environment.js";
 import {
   conditionValue,

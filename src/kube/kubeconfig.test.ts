@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { stringify as toYaml } from "yaml";
-import { loadKubeConfig } from "../server/kubeconfig.js";
+import { loadKubeConfig } from "./load-kubeconfig.js";
 import { kubeClient } from "./client.js";
 import {
   inClusterAccess,

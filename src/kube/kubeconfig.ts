@@ -9,6 +9,7 @@ import type https from "node:https";
 import net from "node:net";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
+import { SERVICE_ACCOUNT_DIR } from "./service-account.js";
 
 /** TLS material for the agent, fixed for the life of the process. */
 export interface TlsMaterial {
@@ -153,21 +154,21 @@ export function mergeKubeconfigs(docs: readonly KubeconfigDoc[]): MergedKubeconf
 }
 
 /** The current context's cluster and user, or a one-line reason naming the file(s). */
-export function selectCurrentContext(kc: MergedKubeconfig): SelectedContext {
-  const where = kc.files.join(path.delimiter);
-  const name = kc.currentContext;
+export function selectCurrentContext(merged: MergedKubeconfig): SelectedContext {
+  const where = merged.files.join(path.delimiter);
+  const name = merged.currentContext;
   if (!name) throw new Error(`${where}: no current-context is set`);
-  const context = kc.contexts.get(name);
+  const context = merged.contexts.get(name);
   if (!context) throw new Error(`${where}: current-context "${name}" names no context`);
   const clusterName = context.fields.cluster;
   if (typeof clusterName !== "string" || clusterName === "") {
     throw new Error(`${context.file}: context "${name}" names no cluster`);
   }
-  const cluster = kc.clusters.get(clusterName);
+  const cluster = merged.clusters.get(clusterName);
   if (!cluster) throw new Error(`${where}: cluster "${clusterName}" was not found for context "${name}"`);
   const userName = context.fields.user;
   if (typeof userName !== "string" || userName === "") return { context: name, cluster };
-  const user = kc.users.get(userName);
+  const user = merged.users.get(userName);
   if (!user) throw new Error(`${where}: user "${userName}" was not found for context "${name}"`);
   return { context: name, cluster, user };
 }
@@ -311,8 +312,8 @@ function pluginCredentials(u: Named, server: string): () => Promise<Credentials>
   let delegate: Promise<Delegate> | undefined;
   const load = async (): Promise<Delegate> => {
     const { KubeConfig } = await import("@kubernetes/client-node");
-    const kc = new KubeConfig();
-    kc.loadFromOptions({
+    const config = new KubeConfig();
+    config.loadFromOptions({
       // TLS is the agent's business; client-node only builds the Authorization
       // header (and, for some plugins, a client certificate). It refuses http:
       // servers unless TLS checks are off.
@@ -321,7 +322,7 @@ function pluginCredentials(u: Named, server: string): () => Promise<Credentials>
       contexts: [{ name: "x", cluster: "c", user: "u" }],
       currentContext: "x",
     });
-    return kc;
+    return config;
   };
   return async () => {
     if (!delegate) {
@@ -365,8 +366,6 @@ export function loadKubeconfigFiles(
   const merged = mergeKubeconfigs(docs);
   return accessFromContext(selectCurrentContext(merged), merged.files.join(path.delimiter), opts);
 }
-
-export const SERVICE_ACCOUNT_DIR = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 export interface InClusterOptions extends AccessOptions {
   /** Where ca.crt and token are (the kubelet mounts them here). */

@@ -4,7 +4,8 @@
 // that is killed is finished by running it again; the trim comes last and
 // only after every object was written.
 
-import { KubeError, kubeStatus, type KubeClient } from "../kube/client.js";
+import { kubeStatus, type KubeClient } from "../kube/client.js";
+import { listPages, type ListPage } from "../kube/pager.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
 import {
   alreadyMigratedLine,
@@ -59,10 +60,7 @@ interface ListedObject {
   [key: string]: unknown;
 }
 
-interface ObjectList {
-  metadata: { continue?: string; remainingItemCount?: number };
-  items: ListedObject[];
-}
+type ObjectList = ListPage<ListedObject>;
 
 type Crd = CrdStorageView & { readonly [key: string]: unknown };
 
@@ -78,14 +76,6 @@ function statusOf(err: unknown): number {
   return kubeStatus(err) ?? 0;
 }
 
-/** The continue token a 410 Expired may carry, to go on at the latest revision. */
-function continueTokenOf(err: unknown): string | undefined {
-  if (!(err instanceof KubeError)) return undefined;
-  const body = err.body as { metadata?: { continue?: unknown } } | undefined;
-  const token = body?.metadata?.continue;
-  return typeof token === "string" && token !== "" ? token : undefined;
-}
-
 /** Retries what may pass (429, 5xx, a dropped connection) with backoff; throws anything else at once. */
 async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -98,86 +88,94 @@ async function withRetry<T>(fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * The migration, in named phases: read the CRD and plan, count (dry run) or
+ * wait until the apiserver writes the new storage version, rewrite every
+ * stored object, then trim status.storedVersions.
+ */
 export async function migrateStorage(client: KubeClient, opts: MigrateOptions): Promise<MigrateOutcome> {
   const started = performance.now();
   const elapsed = (): number => (performance.now() - started) / 1000;
-
-  const readCrd = (): Promise<Crd> =>
-    withRetry(() => client.json<Crd>("GET", `${CRD_PATH}/${opts.crdName}`)).catch((err: unknown) => {
-      if (statusOf(err) === 404)
-        throw new MigrationError(`CRD ${opts.crdName} not found: install the chart first`);
-      throw err;
-    });
-  const mustPlan = (crd: Crd): MigrationPlan => {
-    const planned = planMigration(crd);
-    if (!planned.ok) throw new MigrationError(planned.reason);
-    return planned.plan;
-  };
-
-  const crd = await readCrd();
+  const crd = await readCrd(client, opts.crdName);
   const plan = mustPlan(crd);
-  const { group, plural, storageVersion } = plan;
-  const base = `/apis/${group}/${storageVersion}`;
-
-  const listPage = (cont: string | undefined): Promise<ObjectList> =>
-    withRetry(() =>
-      client.json<ObjectList>("GET", `${base}/${plural}`, {
-        query: { limit: opts.pageSize, continue: cont },
-      }),
-    );
-
-  let restarts = 0;
-  /**
-   * Pages of every object; the next page is fetched while this one is written.
-   * A list is one etcd snapshot, and its continue token expires (410) once that
-   * revision is compacted, typically after 5 minutes: a pass over many objects
-   * outlives it. The 410 then carries a token that goes on from the next key at
-   * the latest revision; migration needs no consistent snapshot (objects made
-   * since were written in the storage version), so it takes that. Without one,
-   * it starts over: what was written is cheap to write again.
-   */
-  async function* pages(): AsyncGenerator<ObjectList> {
-    let pending = listPage(undefined);
-    for (;;) {
-      let page: ObjectList;
-      try {
-        page = await pending;
-      } catch (err) {
-        if (statusOf(err) !== 410 || restarts >= MAX_LIST_RESTARTS) throw err;
-        restarts++;
-        const resume = continueTokenOf(err);
-        opts.log(
-          `migrate: the list expired (410); ${resume ? "going on from the next object" : "listing again from the start"}`,
-        );
-        pending = listPage(resume);
-        continue;
-      }
-      const cont = page.metadata.continue;
-      if (cont) {
-        pending = listPage(cont);
-        // Awaited on the next turn; until then a failure must not be unhandled.
-        pending.catch(() => undefined);
-      }
-      yield page;
-      if (!cont) return;
-    }
-  }
-
-  if (opts.dryRun) {
-    let count = 0;
-    const namespaces = new Set<string>();
-    if (!isMigrated(plan)) {
-      for await (const page of pages()) {
-        count += page.items.length;
-        for (const o of page.items) namespaces.add(o.metadata.namespace ?? "");
-      }
-    }
-    return { kind: "dry-run", plan, count, line: dryRunLine(plan, count, namespaces.size) };
-  }
+  const stored = storedObjects(client, plan, opts);
+  if (opts.dryRun) return await countStored(plan, stored);
   if (isMigrated(plan)) return { kind: "already", plan, line: alreadyMigratedLine(plan) };
 
   await waitForStorageVersion(client, plan, opts);
+  const tally = await rewriteAll(client, plan, stored, opts, elapsed);
+  await trimStoredVersions(client, crd, plan, opts);
+  const seconds = elapsed();
+  return { kind: "migrated", plan, tally, seconds, line: summaryLine(plan, tally, seconds) };
+}
 
+function readCrd(client: KubeClient, name: string): Promise<Crd> {
+  return withRetry(() => client.json<Crd>("GET", `${CRD_PATH}/${name}`)).catch((err: unknown) => {
+    if (statusOf(err) === 404) throw new MigrationError(`CRD ${name} not found: install the chart first`);
+    throw err;
+  });
+}
+
+function mustPlan(crd: Crd): MigrationPlan {
+  const planned = planMigration(crd);
+  if (!planned.ok) throw new MigrationError(planned.reason);
+  return planned.plan;
+}
+
+/** The stored objects, a page at a time, and how many times their list expired. */
+interface Stored {
+  pages(): AsyncGenerator<ObjectList>;
+  restarts(): number;
+}
+
+/**
+ * Pages of every object; the next page is fetched while this one is written.
+ * Migration needs no consistent snapshot (objects made since were written in
+ * the storage version), so an expired list goes on from the next object (the
+ * pager's 410 policy); without a token it starts over, and what was written is
+ * cheap to write again.
+ */
+function storedObjects(client: KubeClient, plan: MigrationPlan, opts: MigrateOptions): Stored {
+  let restarts = 0;
+  return {
+    pages: () =>
+      listPages<ListedObject>(client, `/apis/${plan.group}/${plan.storageVersion}/${plan.plural}`, {
+        pageSize: opts.pageSize,
+        consistent: false,
+        maxRestarts: MAX_LIST_RESTARTS,
+        retry: withRetry,
+        onExpired: (fromStart) => {
+          restarts++;
+          opts.log(
+            `migrate: the list expired (410); ${fromStart ? "listing again from the start" : "going on from the next object"}`,
+          );
+        },
+      }),
+    restarts: () => restarts,
+  };
+}
+
+async function countStored(plan: MigrationPlan, stored: Stored): Promise<MigrateOutcome> {
+  let count = 0;
+  const namespaces = new Set<string>();
+  if (!isMigrated(plan)) {
+    for await (const page of stored.pages()) {
+      count += page.items.length;
+      for (const o of page.items) namespaces.add(o.metadata.namespace ?? "");
+    }
+  }
+  return { kind: "dry-run", plan, count, line: dryRunLine(plan, count, namespaces.size) };
+}
+
+/** Every stored object written again in the storage version, with progress lines on the way. */
+async function rewriteAll(
+  client: KubeClient,
+  plan: MigrationPlan,
+  stored: Stored,
+  opts: MigrateOptions,
+  elapsed: () => number,
+): Promise<Tally> {
+  const base = `/apis/${plan.group}/${plan.storageVersion}`;
   const written = new Set<string>();
   let conflicts = 0;
   let gone = 0;
@@ -193,7 +191,7 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
 
   const objectPath = (o: ListedObject): string => {
     const ns = o.metadata.namespace;
-    return `${base}/${ns ? `namespaces/${encodeURIComponent(ns)}/` : ""}${plural}/${encodeURIComponent(o.metadata.name)}`;
+    return `${base}/${ns ? `namespaces/${encodeURIComponent(ns)}/` : ""}${plan.plural}/${encodeURIComponent(o.metadata.name)}`;
   };
   const keyOf = (o: ListedObject): string =>
     o.metadata.uid ?? `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
@@ -238,23 +236,33 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
   };
 
   let seen = 0;
-  for await (const page of pages()) {
-    const remaining = page.metadata.remainingItemCount;
+  for await (const page of stored.pages()) {
+    const remaining = page.metadata?.remainingItemCount;
     seen += page.items.length;
     if (remaining !== undefined) estimatedTotal = seen + remaining;
-    else if (!page.metadata.continue) estimatedTotal = seen;
+    else if (!page.metadata?.continue) estimatedTotal = seen;
     await eachConcurrently(page.items, opts.concurrency, rewrite);
   }
+  return { rewritten: written.size, conflicts, gone, restarts: stored.restarts() };
+}
 
-  // Every object listed is now stored in the storage version; objects created
-  // since the list began were written in it. Trim, unless the CRD moved meanwhile.
+/**
+ * Every object listed is now stored in the storage version; objects created
+ * since the list began were written in it. Trim, unless the CRD moved meanwhile.
+ */
+async function trimStoredVersions(
+  client: KubeClient,
+  crd: Crd,
+  plan: MigrationPlan,
+  opts: MigrateOptions,
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
-    const now = await readCrd();
+    const now = await readCrd(client, opts.crdName);
     const again = mustPlan(now);
-    if (again.storageVersion !== storageVersion || now.metadata.generation !== crd.metadata.generation) {
+    if (again.storageVersion !== plan.storageVersion || now.metadata.generation !== crd.metadata.generation) {
       const what =
-        again.storageVersion !== storageVersion
-          ? `storage version ${storageVersion} → ${again.storageVersion}`
+        again.storageVersion !== plan.storageVersion
+          ? `storage version ${plan.storageVersion} → ${again.storageVersion}`
           : `generation ${crd.metadata.generation ?? "?"} → ${now.metadata.generation ?? "?"}`;
       throw new MigrationError(`the CRD changed during the migration (${what}); run migrate again`);
     }
@@ -264,15 +272,11 @@ export async function migrateStorage(client: KubeClient, opts: MigrateOptions): 
           body: withTrimmedStoredVersions(now, again),
         }),
       );
-      break;
+      return;
     } catch (err) {
       if (statusOf(err) !== 409 || attempt >= MAX_REREADS) throw err;
     }
   }
-
-  const tally: Tally = { rewritten: written.size, conflicts, gone, restarts };
-  const seconds = elapsed();
-  return { kind: "migrated", plan, tally, seconds, line: summaryLine(plan, tally, seconds) };
 }
 
 interface ApiResourceList {

@@ -2,9 +2,9 @@
 // pure functions of what the reconcile read and what the data plane did.
 
 import type { EdgeRouteV2 } from "../api/types.js";
-import { describeDropped } from "./conflicts.js";
+import { describeDropped } from "../routing/claims.js";
 import type { DesiredCondition } from "./conditions.js";
-import type { RouteOutcome } from "./snapshot.js";
+import type { RouteOutcome } from "../envoy/snapshot.js";
 
 /** The distinct Services a route sends traffic to. */
 export function backendServices(route: EdgeRouteV2): string[] {

@@ -4,7 +4,7 @@
 import { randomBytes } from "node:crypto";
 import os from "node:os";
 import type { EdgeRouteV2 } from "../api/types.js";
-import type { Logger } from "../server/logger.js";
+import type { Logger } from "../observability/logger.js";
 import type { KubeClient } from "../kube/client.js";
 import { nowRfc3339 } from "./conditions.js";
 

@@ -4,7 +4,7 @@
 
 import { FINALIZER, FINALIZER_RELEASED_ANNOTATION, type EdgeRouteV2 } from "../api/types.js";
 import type { KubeClient } from "../kube/client.js";
-import { routePath } from "./cluster-reader.js";
+import { edgeRoutePath } from "../kube/paths.js";
 
 export function hasFinalizer(route: EdgeRouteV2): boolean {
   return route.metadata.finalizers?.includes(FINALIZER) ?? false;
@@ -45,13 +45,13 @@ export async function releaseFinalizer(
   if (!patch) return false;
   const after = await kube.json<EdgeRouteV2>(
     "PATCH",
-    routePath(route.metadata.namespace ?? "", route.metadata.name ?? ""),
+    edgeRoutePath(route.metadata.namespace ?? "", route.metadata.name ?? ""),
     { body: patch, contentType: "application/json-patch+json", timeoutMs: 15_000, signal },
   );
   // A mutating webhook could have put it back in the same write: say so, never "released".
   if (after.metadata?.finalizers?.includes(FINALIZER)) {
     throw new Error(
-      `the finalizer ${FINALIZER} is still on ${routePath(route.metadata.namespace ?? "", route.metadata.name ?? "")} after the release: a mutating webhook put it back`,
+      `the finalizer ${FINALIZER} is still on ${edgeRoutePath(route.metadata.namespace ?? "", route.metadata.name ?? "")} after the release: a mutating webhook put it back`,
     );
   }
   return true;

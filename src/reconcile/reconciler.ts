@@ -1,5 +1,5 @@
 // Reconcile(key): reads the current state every time and converges. Two kinds
-// of key keep it fast as routes grow (DESIGN.md, "Reconcile: the contract"):
+// of key keep it fast as routes grow (docs/architecture.md, "The two kinds of key"):
 //  - a route key (`namespace/name`) reads one route and its Services and settles
 //    ServiceNotFound at once;
 //  - the snapshot key lists the live routes and their endpoints, builds the
@@ -9,10 +9,11 @@
 // Nothing is acted on from "what changed"; unchanged state writes nothing.
 
 import { FINALIZER, type EdgeRouteV2, type EdgeRouteStatus } from "../api/types.js";
-import type { Logger } from "../server/logger.js";
-import { SNAPSHOT_KEY, parseRouteKey } from "../watcher/keys.js";
+import type { Logger } from "../observability/logger.js";
+import { SNAPSHOT_KEY, parseRouteKey, type ReconcileReply } from "./protocol.js";
 import type { KubeClient } from "../kube/client.js";
-import { KubeError } from "../kube/client.js";
+import { isNotFound, isStale } from "../kube/errors.js";
+import { edgeRoutePath } from "../kube/paths.js";
 import {
   acceptedFrom,
   backendServices,
@@ -20,32 +21,32 @@ import {
   programmedFrom,
   type PushVerdict,
 } from "./acceptance.js";
-import { ClusterReader, isNotFound, routePath } from "./cluster-reader.js";
+import { ClusterReader } from "./cluster-reader.js";
 import { findCondition, nextStatus, nowRfc3339, type DesiredCondition } from "./conditions.js";
 import type { EventRecorder } from "./events.js";
 import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
-import { reconcileMetrics } from "./reconcile-metrics.js";
-import { checkRoute } from "./route-check.js";
+import { Registry } from "prom-client";
+import { createReconcileMetrics, type ReconcileMetrics } from "./reconcile-metrics.js";
+import { checkRoute } from "../routing/route-check.js";
 import {
   endpointsByService,
   serviceEndpoints,
   serviceKey,
   type ServiceEndpoints,
-} from "./service-endpoints.js";
-import { buildSnapshot, routeKey, type Snapshot, type SnapshotOptions } from "./snapshot.js";
+} from "../routing/service-endpoints.js";
+import {
+  buildSnapshot,
+  routeKey,
+  type EndpointsByService,
+  type Snapshot,
+  type SnapshotOptions,
+} from "../envoy/snapshot.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { readRevision, type ReadRevision } from "../dataplane/read-revision.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
 
-export interface ReconcileResult {
-  result: "done" | "requeue";
-  /** When the caller should try again; absent with "requeue" means "with your backoff". */
-  requeueAfterMs?: number;
-  /** What this reconcile did, in words. */
-  did: string[];
-  /** Keys the caller should reconcile next. */
-  enqueue?: string[];
-}
+/** What a reconcile answers: the /reconcile reply. */
+export type ReconcileResult = ReconcileReply;
 
 export interface ReconcilerOptions {
   snapshot?: SnapshotOptions;
@@ -55,6 +56,8 @@ export interface ReconcilerOptions {
   writeConcurrency?: number;
   /** How long one snapshot reconcile may spend writing statuses before it hands the rest to the next call. */
   writeBudgetMs?: number;
+  /** Where to report; a registry of its own when absent (tests). */
+  metrics?: ReconcileMetrics;
   /**
    * Runs between a snapshot reconcile's reads and its push. Fault tests use it
    * to stall a reconcile in the window where an older snapshot could land
@@ -63,7 +66,7 @@ export interface ReconcilerOptions {
   beforePush?: (signal: AbortSignal | undefined) => Promise<void>;
 }
 
-/** Why a snapshot reconcile stopped half way: whoever asked for it went away. */
+/** Why a reconcile stopped half way: whoever asked for it went away. */
 export class ReconcileAbortedError extends Error {
   constructor() {
     super("the caller went away; the reconcile stopped");
@@ -74,14 +77,9 @@ export class ReconcileAbortedError extends Error {
 /** What came of a push: taken (or already served), failed, or refused as read before what the data plane holds. */
 type Pushed = PushVerdict | { readonly ok: false; readonly reason: "Superseded"; readonly message: string };
 
-function isConflict(e: unknown): boolean {
-  // 409: resourceVersion moved; 422: a JSON Patch `test` failed (the object moved on).
-  return e instanceof KubeError && (e.status === 409 || e.status === 422);
-}
-
 export class Reconciler {
   private readonly read: ClusterReader;
-  private readonly metrics = reconcileMetrics;
+  private readonly metrics: ReconcileMetrics;
   private readonly inFlight = new Map<string, number>();
   /** The last push failure recorded as an event on the data plane's object: the same words once, not per retry. */
   private lastFailureEvent: string | undefined;
@@ -94,6 +92,7 @@ export class Reconciler {
     private readonly opts: ReconcilerOptions = {},
   ) {
     this.read = new ClusterReader(kube);
+    this.metrics = opts.metrics ?? createReconcileMetrics(new Registry());
   }
 
   /**
@@ -143,7 +142,7 @@ export class Reconciler {
       // stale read never lands.
       await this.kube.json(
         "PATCH",
-        `${routePath(route.metadata.namespace ?? "", route.metadata.name ?? "")}/status`,
+        `${edgeRoutePath(route.metadata.namespace ?? "", route.metadata.name ?? "")}/status`,
         {
           body: { metadata: { resourceVersion: route.metadata.resourceVersion }, status },
           contentType: "application/merge-patch+json",
@@ -153,7 +152,7 @@ export class Reconciler {
       );
       this.metrics.statusWrites.inc();
     } catch (e) {
-      if (isConflict(e) || isNotFound(e)) return undefined;
+      if (isStale(e) || isNotFound(e)) return undefined;
       throw e;
     }
     await this.recordTransitions(route, status);
@@ -217,55 +216,92 @@ export class Reconciler {
     return { result: "done", did: [`${key}: Services present`], enqueue: [SNAPSHOT_KEY] };
   }
 
+  /**
+   * The snapshot key, in named phases: read every route and endpoint, build
+   * and push the snapshot, let go of the terminating routes it no longer
+   * holds, then write the statuses that changed, within a time budget.
+   */
   async reconcileSnapshot(signal?: AbortSignal): Promise<ReconcileResult> {
-    const [routeList, serviceList, sliceList] = await Promise.all([
-      this.read.listRoutes(signal),
-      this.read.listServices(signal),
-      this.read.listEndpointSlices(signal),
-    ]);
-    const routes = routeList.items;
-    const read = readRevision({
-      routes: routeList.resourceVersion,
-      services: serviceList.resourceVersion,
-      endpointslices: sliceList.resourceVersion,
-    });
-    const live = routes.filter((r) => !r.metadata.deletionTimestamp);
-    const terminating = routes.filter((r) => r.metadata.deletionTimestamp && hasFinalizer(r));
-
-    const buildStart = process.hrtime.bigint();
-    const snapshot = buildSnapshot(
-      live,
-      endpointsByService(serviceList.items, sliceList.items),
-      this.opts.snapshot,
-    );
-    this.metrics.buildSeconds.observe(Number(process.hrtime.bigint() - buildStart) / 1e9);
-    this.observeRoutes(routes);
-
-    const did: string[] = [];
+    const { live, terminating, endpoints, read } = await this.readState(signal);
+    const snapshot = this.build(live, endpoints);
+    const report: string[] = [];
     await this.opts.beforePush?.(signal);
     signal?.throwIfAborted();
     // Before a finalizer goes, the data plane must record this read even when
     // it already serves this snapshot: else a reconcile that read the route
     // while it was live, and stalled, could still push it after the release.
-    const push = await this.push(snapshot, read, terminating.length > 0, did, signal);
+    const push = await this.push(snapshot, read, terminating.length > 0, report, signal);
     if (!push.ok && push.reason === "Superseded") {
       // A reconcile that read later owns the outcome: statuses and finalizers
       // decided from this older read would be wrong, so none is written. One
       // more call reads afresh, in case the newer one was itself cut short.
-      did.push(`snapshot ${snapshot.version} not pushed: ${push.message}`);
-      return { result: "done", did, enqueue: [SNAPSHOT_KEY] };
+      report.push(`snapshot ${snapshot.version} not pushed: ${push.message}`);
+      return { result: "done", did: report, enqueue: [SNAPSHOT_KEY] };
     }
+    await this.settleTerminating(terminating, push, report, signal);
+    const deferred = await this.writeStatuses(live, snapshot, push, report, signal);
+    if (report.length === 0) report.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
 
+    if (!push.ok) return { result: "requeue", did: report };
+    if (deferred > 0) return { result: "done", did: report, enqueue: [SNAPSHOT_KEY] };
+    return { result: "done", did: report };
+  }
+
+  /**
+   * Every route (live, and terminating with our finalizer), the endpoints of
+   * every Service, and when they were read (one resourceVersion per LIST).
+   */
+  private async readState(signal: AbortSignal | undefined): Promise<{
+    live: EdgeRouteV2[];
+    terminating: EdgeRouteV2[];
+    endpoints: EndpointsByService;
+    read: ReadRevision | undefined;
+  }> {
+    const [routes, services, slices] = await Promise.all([
+      this.read.listRoutes(signal),
+      this.read.listServices(signal),
+      this.read.listEndpointSlices(signal),
+    ]);
+    this.observeRoutes(routes.items);
+    return {
+      live: routes.items.filter((r) => !r.metadata.deletionTimestamp),
+      terminating: routes.items.filter((r) => r.metadata.deletionTimestamp && hasFinalizer(r)),
+      endpoints: endpointsByService(services.items, slices.items),
+      read: readRevision({
+        routes: routes.resourceVersion,
+        services: services.resourceVersion,
+        endpointslices: slices.resourceVersion,
+      }),
+    };
+  }
+
+  private build(live: readonly EdgeRouteV2[], endpoints: EndpointsByService): Snapshot {
+    const started = process.hrtime.bigint();
+    const snapshot = buildSnapshot(live, endpoints, this.opts.snapshot);
+    this.metrics.buildSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
+    return snapshot;
+  }
+
+  /**
+   * After a push the data plane holds a snapshot without the terminating
+   * routes: their finalizers go. Without one, a route waiting past the
+   * deprogram timeout says DeprogramStuck.
+   */
+  private async settleTerminating(
+    terminating: readonly EdgeRouteV2[],
+    push: PushVerdict,
+    report: string[],
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     let released = 0;
     let stuck = 0;
     await eachConcurrently(terminating, this.opts.writeConcurrency ?? 32, async (route) => {
       signal?.throwIfAborted();
       if (push.ok) {
-        // The data plane holds a snapshot without this route: traffic no longer goes to it.
         try {
           if (await releaseFinalizer(this.kube, route, undefined, signal)) released++;
         } catch (e) {
-          if (!isConflict(e) && !isNotFound(e)) throw e;
+          if (!isStale(e) && !isNotFound(e)) throw e;
         }
         return;
       }
@@ -287,12 +323,24 @@ export class Reconciler {
         if (wrote) this.log.warn({ route: routeKey(route) }, "deprogramming stuck");
       }
     });
-    if (released > 0) did.push(`released the finalizer of ${released} deleted route(s)`);
-    if (stuck > 0) did.push(`${stuck} deleted route(s) stuck waiting for the data plane`);
-    // Status writes come last and within a time budget: a call that wrote part of
-    // a large set says so and asks to be called again, so no single call runs
-    // past the watcher's timeout (the rest are written by the next one, which
-    // finds the written ones unchanged).
+    if (released > 0) report.push(`released the finalizer of ${released} deleted route(s)`);
+    if (stuck > 0) report.push(`${stuck} deleted route(s) stuck waiting for the data plane`);
+  }
+
+  /**
+   * Accepted and Programmed on every live route whose status would change.
+   * Status writes come last and within a time budget: a call that wrote part
+   * of a large set says so and asks to be called again, so no single call runs
+   * past the watcher's timeout (the rest are written by the next one, which
+   * finds the written ones unchanged). Returns how many were left.
+   */
+  private async writeStatuses(
+    live: readonly EdgeRouteV2[],
+    snapshot: Snapshot,
+    push: PushVerdict,
+    report: string[],
+    signal: AbortSignal | undefined,
+  ): Promise<number> {
     const byKey = new Map(live.map((r) => [routeKey(r), r]));
     const deadline = Date.now() + (this.opts.writeBudgetMs ?? 20_000);
     let written = 0;
@@ -308,21 +356,16 @@ export class Reconciler {
       }
       if (await this.writeStatus(route, desired, signal)) written++;
     });
-    if (written > 0) did.push(`status written on ${written} route(s)`);
-    if (deferred > 0) did.push(`${deferred} route(s) left for the next call: the write budget ran out`);
-
-    if (did.length === 0) did.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
-
-    if (!push.ok) return { result: "requeue", did };
-    if (deferred > 0) return { result: "done", did, enqueue: [SNAPSHOT_KEY] };
-    return { result: "done", did };
+    if (written > 0) report.push(`status written on ${written} route(s)`);
+    if (deferred > 0) report.push(`${deferred} route(s) left for the next call: the write budget ran out`);
+    return deferred;
   }
 
   private async push(
     snapshot: Snapshot,
     read: ReadRevision | undefined,
     fence: boolean,
-    did: string[],
+    report: string[],
     signal: AbortSignal | undefined,
   ): Promise<Pushed> {
     const accepted = snapshot.outcomes.filter((o) => o.accepted).length;
@@ -341,7 +384,7 @@ export class Reconciler {
         this.log.info({ version: snapshot.version, message: res.message }, "snapshot superseded");
         return res;
       }
-      did.push(`push of snapshot ${snapshot.version} failed: ${res.detail}`);
+      report.push(`push of snapshot ${snapshot.version} failed: ${res.detail}`);
       this.log.warn(
         { version: snapshot.version, reason: res.reason, detail: res.detail },
         "data-plane push failed",
@@ -350,7 +393,7 @@ export class Reconciler {
       return { ok: false, reason: res.reason, message: res.message };
     }
     this.lastFailureEvent = undefined;
-    did.push(`pushed snapshot ${snapshot.version} (${accepted} route(s))`);
+    report.push(`pushed snapshot ${snapshot.version} (${accepted} route(s))`);
     return { ok: true };
   }
 

@@ -6,14 +6,15 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "./app.js";
-import { MiB, type JsonRoute } from "./json-route.js";
+import { MiB, type JsonHandler } from "./json-handler.js";
+import { serverDeps } from "../../test/fixtures/server-deps.js";
 
 const big = {
   kind: "Echo",
   items: Array.from({ length: 20_000 }, (_, i) => ({ name: `item-${i}`, text: "x".repeat(50) })),
 };
 let served = 0;
-const routes: JsonRoute[] = [
+const routes: JsonHandler[] = [
   { path: "/big", method: "GET", limit: 0, handle: () => ({ status: 200, body: big }) },
   { path: "/echo", limit: MiB, handle: (body) => ({ status: 200, body: { got: body } }) },
   {
@@ -28,7 +29,7 @@ let server: http.Server;
 let base: string;
 
 beforeAll(async () => {
-  server = http.createServer(createApp({ routes, ready: () => true }));
+  server = http.createServer(createApp({ handlers: routes, ready: () => true, ...serverDeps() }));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

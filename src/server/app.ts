@@ -1,15 +1,18 @@
-// The express app: health, readiness, metrics, and the JSON routes it is given.
+// The express app: health, readiness, metrics, and the JSON handlers it is given.
 
 import express, { type NextFunction, type Request, type Response } from "express";
-import { logger } from "./logger.js";
-import { httpRequestDuration, registry } from "./metrics.js";
-import { errorReply, type JsonReply, type JsonRoute } from "./json-route.js";
+import type { Logger } from "../observability/logger.js";
+import type { ServerMetrics } from "../observability/metrics.js";
+import { errorReply, type JsonReply, type JsonHandler } from "./json-handler.js";
 import { jsonChunks } from "./json-chunks.js";
 
 export interface AppOptions {
-  routes: readonly JsonRoute[];
+  handlers: readonly JsonHandler[];
   /** Readiness beyond "the process is up": TLS material loaded, and whatever else the caller needs. */
   ready: () => boolean;
+  log: Logger;
+  /** /metrics serves its registry. */
+  metrics: ServerMetrics;
 }
 
 interface BodyParserError extends Error {
@@ -71,11 +74,30 @@ async function sendInPieces(res: Response, reply: JsonReply): Promise<void> {
   res.end();
 }
 
+/** The app in named phases: probes and metrics, the GET and POST handlers it hosts, then the fallbacks. */
 export function createApp(opts: AppOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
+  mountProbes(app, opts);
+  for (const handler of opts.handlers.filter((r) => r.method === "GET"))
+    app.get(handler.path, getHandler(handler, opts));
+  for (const handler of opts.handlers.filter((r) => r.method !== "GET")) {
+    app.post(
+      handler.path,
+      // Raw bytes, whatever the content type says: a webhook caller that gets the
+      // header wrong still deserves a JSON answer, not a silent empty body.
+      express.raw({ type: () => true, limit: handler.limit }),
+      postHandler(handler, opts),
+    );
+  }
+  mountFallbacks(app, opts.log);
+  return app;
+}
 
+/** /healthz (the process is up), /readyz (the caller's readiness) and /metrics. */
+function mountProbes(app: express.Express, opts: AppOptions): void {
+  const { registry } = opts.metrics;
   app.get("/healthz", (_req, res) => {
     res.type("text/plain").send("ok");
   });
@@ -86,66 +108,66 @@ export function createApp(opts: AppOptions): express.Express {
   app.get("/metrics", async (_req, res) => {
     res.type(registry.contentType).send(await registry.metrics());
   });
+}
 
-  for (const route of opts.routes.filter((r) => r.method === "GET")) {
-    app.get(route.path, async (req: Request, res: Response) => {
-      const end = httpRequestDuration.startTimer({ route: route.path });
-      let reply: JsonReply;
+type ExpressHandler = (req: Request, res: Response) => Promise<void>;
+
+function getHandler(handler: JsonHandler, opts: AppOptions): ExpressHandler {
+  const { log: logger } = opts;
+  const { requestDuration } = opts.metrics;
+  return async (req, res) => {
+    const end = requestDuration.startTimer({ route: handler.path });
+    let reply: JsonReply;
+    try {
+      reply = await handler.handle(undefined, { headers: req.headers, log: logger, signal: callerGone(res) });
+    } catch (err) {
+      logger.error({ err, route: handler.path }, "handler failed");
+      reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
+    }
+    await sendInPieces(res, reply);
+    end({ code: reply.status });
+  };
+}
+
+/** A POST: the raw body parsed as JSON here, once, and the reply written whole or in pieces by its size. */
+function postHandler(handler: JsonHandler, opts: AppOptions): ExpressHandler {
+  const { log: logger } = opts;
+  const { requestDuration } = opts.metrics;
+  return async (req, res) => {
+    const end = requestDuration.startTimer({ route: handler.path });
+    let reply: JsonReply;
+    const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+    // A reply is about as large as its request at most (a ConversionReview
+    // gives back what it got); only then is it worth writing in pieces, and
+    // admission's small answers skip the piecewise serializer on the hot path.
+    const large = raw.length > CHUNK_CHARS;
+    try {
+      let body: unknown;
       try {
-        reply = await route.handle(undefined, { headers: req.headers, log: logger, signal: callerGone(res) });
+        body = JSON.parse(raw.toString("utf8"));
+        // The parsed body is all the handler needs; the bytes (up to the
+        // handler's limit) need not stay alive while it works.
+        req.body = undefined;
       } catch (err) {
-        logger.error({ err, route: route.path }, "handler failed");
-        reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
-      }
-      await sendInPieces(res, reply);
-      end({ code: reply.status });
-    });
-  }
-
-  for (const route of opts.routes.filter((r) => r.method !== "GET")) {
-    app.post(
-      route.path,
-      // Raw bytes, whatever the content type says: a webhook caller that gets the
-      // header wrong still deserves a JSON answer, not a silent empty body.
-      express.raw({ type: () => true, limit: route.limit }),
-      async (req: Request, res: Response) => {
-        const end = httpRequestDuration.startTimer({ route: route.path });
-        let reply: JsonReply;
-        const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        // A reply is about as large as its request at most (a ConversionReview
-        // gives back what it got); only then is it worth writing in pieces, and
-        // admission's small answers skip the piecewise serializer on the hot path.
-        const large = raw.length > CHUNK_CHARS;
-        try {
-          let body: unknown;
-          try {
-            body = JSON.parse(raw.toString("utf8"));
-            // The parsed body is all the handler needs; the bytes (up to the
-            // route's limit) need not stay alive while it works.
-            req.body = undefined;
-          } catch (err) {
-            reply = errorReply(
-              400,
-              "BadRequest",
-              `request body is not valid JSON: ${(err as Error).message}`,
-            );
-            sendWhole(res, reply);
-            end({ code: reply.status });
-            return;
-          }
-          reply = await route.handle(body, { headers: req.headers, log: logger, signal: callerGone(res) });
-        } catch (err) {
-          // A handler bug must not take the server down or leave the caller hanging.
-          logger.error({ err, route: route.path }, "handler failed");
-          reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
-        }
-        if (large) await sendInPieces(res, reply);
-        else sendWhole(res, reply);
+        reply = errorReply(400, "BadRequest", `request body is not valid JSON: ${(err as Error).message}`);
+        sendWhole(res, reply);
         end({ code: reply.status });
-      },
-    );
-  }
+        return;
+      }
+      reply = await handler.handle(body, { headers: req.headers, log: logger, signal: callerGone(res) });
+    } catch (err) {
+      // A handler bug must not take the server down or leave the caller hanging.
+      logger.error({ err, route: handler.path }, "handler failed");
+      reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
+    }
+    if (large) await sendInPieces(res, reply);
+    else sendWhole(res, reply);
+    end({ code: reply.status });
+  };
+}
 
+/** 404 for any other path, and JSON answers for what body parsing refused (too large, aborted, undecodable). */
+function mountFallbacks(app: express.Express, logger: Logger): void {
   app.use((_req, res) => {
     sendWhole(
       res,
@@ -157,7 +179,6 @@ export function createApp(opts: AppOptions): express.Express {
     );
   });
 
-  // Errors from body parsing: oversized, aborted or undecodable bodies.
   app.use((err: BodyParserError, req: Request, res: Response, _next: NextFunction) => {
     if (err.type === "entity.too.large") {
       sendWhole(
@@ -174,6 +195,4 @@ export function createApp(opts: AppOptions): express.Express {
     if (status === 500) logger.error({ err, path: req.path }, "request failed");
     sendWhole(res, errorReply(status, status === 500 ? "InternalError" : "BadRequest", err.message));
   });
-
-  return app;
 }

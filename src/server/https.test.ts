@@ -3,6 +3,7 @@ import type { TLSSocket } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCa, describeCertificate, issueCertificate, type KeyPair } from "../certs/pki.js";
 import { startHttpsServer, type RunningServer } from "./https.js";
+import { silentLogger } from "../observability/logger.js";
 
 interface Answer {
   connection: string | undefined;
@@ -44,6 +45,7 @@ describe("the HTTPS listener's certificate reload", () => {
       host: "127.0.0.1",
       port: 0,
       tls: first,
+      log: silentLogger(),
     });
   });
   afterAll(async () => {

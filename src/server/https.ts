@@ -5,7 +5,7 @@ import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import https from "node:https";
 import type { RequestListener } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
-import { logger } from "./logger.js";
+import type { Logger } from "../observability/logger.js";
 
 export interface TlsFiles {
   certFile: string;
@@ -18,6 +18,7 @@ export interface HttpsServerOptions {
   tls: TlsFiles | { cert: string; key: string };
   /** Time given to in-flight requests on stop before connections are cut. */
   drainMs?: number;
+  log: Logger;
 }
 
 export interface RunningServer {
@@ -48,6 +49,7 @@ export async function startHttpsServer(
   opts: HttpsServerOptions,
 ): Promise<RunningServer> {
   const pair = readPair(opts.tls);
+  const logger = opts.log;
   // Which key pair each connection was handshaken with. After a reload, a
   // connection from before it answers its next request with Connection: close,
   // so keep-alive clients (the apiserver pools them) handshake again and meet

@@ -11,7 +11,7 @@ import path from "node:path";
 import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from "@kubernetes/client-node";
 import { stringify as toYaml } from "yaml";
 import { kubeClient, type KubeClient } from "../kube/client.js";
-import { loadKubeConfig } from "../server/kubeconfig.js";
+import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { createCa, issueCertificate, type KeyPair } from "../certs/pki.js";
 import { freePort, run, supervise, waitFor, type RunResult, type Supervised } from "./process.js";
 import { ensureTestbin } from "./testbin.js";

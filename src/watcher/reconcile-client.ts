@@ -3,49 +3,14 @@
 // other status, a malformed reply or a network error is a failure the queue
 // retries with backoff.
 
-import { readFileSync, existsSync } from "node:fs";
+import { existsSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
+import { fileToken } from "../kube/kubeconfig.js";
+import { SERVICE_ACCOUNT_TOKEN } from "../kube/service-account.js";
+import { parseReconcileReply, type ReconcileOutcome } from "../reconcile/protocol.js";
 
-/** The in-cluster service account token. */
-export const SERVICE_ACCOUNT_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
-
-export type ReconcileOutcome =
-  | { kind: "done"; did: string[]; enqueue: string[] }
-  | { kind: "requeue"; afterMs: number | undefined; did: string[]; enqueue: string[] }
-  | { kind: "failed"; reason: string };
-
-function isStringArray(v: unknown): v is string[] {
-  return Array.isArray(v) && v.every((x) => typeof x === "string");
-}
-
-/** Reads a 200 reply of the reconcile contract; a failure names what is wrong. */
-export function parseReply(text: string): ReconcileOutcome {
-  let body: unknown;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    return { kind: "failed", reason: "reply is not JSON" };
-  }
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return { kind: "failed", reason: "reply is not a JSON object" };
-  }
-  const { result, requeueAfterMs, did = [], enqueue = [] } = body as Record<string, unknown>;
-  if (!isStringArray(did)) return { kind: "failed", reason: "reply.did: must be an array of strings" };
-  if (!isStringArray(enqueue))
-    return { kind: "failed", reason: "reply.enqueue: must be an array of strings" };
-  if (result === "done") return { kind: "done", did, enqueue };
-  if (result === "requeue") {
-    if (requeueAfterMs !== undefined && !(typeof requeueAfterMs === "number" && requeueAfterMs >= 0)) {
-      return { kind: "failed", reason: "reply.requeueAfterMs: must be a number >= 0" };
-    }
-    return { kind: "requeue", afterMs: requeueAfterMs, did, enqueue };
-  }
-  return {
-    kind: "failed",
-    reason: `reply.result: must be "done" or "requeue", got ${JSON.stringify(result)}`,
-  };
-}
+export type { ReconcileOutcome };
 
 export interface ReconcileClientOptions {
   url: string;
@@ -100,7 +65,7 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
               if (res.statusCode !== 200) {
                 resolve({ kind: "failed", reason: `HTTP ${res.statusCode}: ${text.slice(0, 200)}` });
               } else {
-                resolve(parseReply(text));
+                resolve(parseReconcileReply(text));
               }
             });
           },
@@ -119,7 +84,7 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
 /**
  * Where the bearer token comes from: --token-file, else the in-cluster
  * service account token, else the kubeconfig user's token. The file is read
- * again at most once a minute.
+ * again once a minute at most, as every token file is.
  */
 export function tokenSource(
   file: string | undefined,
@@ -127,17 +92,5 @@ export function tokenSource(
 ): () => string | undefined {
   const path = file ?? (existsSync(SERVICE_ACCOUNT_TOKEN) ? SERVICE_ACCOUNT_TOKEN : undefined);
   if (!path) return () => kubeconfigToken;
-  let cached = readFileSync(path, "utf8").trim();
-  let readAt = Date.now();
-  return () => {
-    if (Date.now() - readAt > 60_000) {
-      try {
-        cached = readFileSync(path, "utf8").trim();
-      } catch {
-        // keep the last token: a rotation in progress
-      }
-      readAt = Date.now();
-    }
-    return cached;
-  };
+  return fileToken(path, "the reconcile token");
 }

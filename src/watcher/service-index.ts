@@ -2,34 +2,11 @@
 // re-enqueues exactly the routes that reference it. Built from the routes the
 // informer sees; it holds keys only, never whole objects.
 
-import { objectKey } from "./keys.js";
+import { isRecord } from "../api/is-record.js";
+import { objectKey, type Watched } from "../kube/object-key.js";
 
 /** The label an EndpointSlice carries naming its Service. */
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
-
-interface Meta {
-  readonly name?: unknown;
-  readonly namespace?: unknown;
-  readonly labels?: unknown;
-}
-
-/** What the index reads from an object that arrived over the wire: nothing is trusted. */
-export interface Watched {
-  readonly metadata?: Meta;
-  readonly spec?: unknown;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
-
-/** `namespace/name` of an object, or undefined when its metadata lacks either. */
-export function keyOf(obj: Watched): string | undefined {
-  const { name, namespace } = obj.metadata ?? {};
-  return typeof name === "string" && name && typeof namespace === "string" && namespace
-    ? objectKey(namespace, name)
-    : undefined;
-}
 
 /**
  * `namespace/service` of every backend of every rule of a v2 route (and the

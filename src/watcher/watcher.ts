@@ -5,25 +5,17 @@
 
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import { API_VERSION_V2, PLURAL } from "../api/types.js";
-import { Informer, type EventType } from "./informer.js";
+import { PLURAL } from "../api/types.js";
+import { Informer, type EventType } from "../kube/informer.js";
 import type { KubeClient } from "../kube/client.js";
-import { SNAPSHOT_KEY } from "./keys.js";
-import { LeaderElector } from "./lease.js";
+import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
+import { LeaderElector } from "../kube/lease.js";
 import { createQueueMetrics } from "./queue-metrics.js";
 import type { ReconcileClient } from "./reconcile-client.js";
-import {
-  ServiceIndex,
-  keyOf,
-  referencedServices,
-  serviceOfEndpointSlice,
-  type Watched,
-} from "./service-index.js";
+import { keyOf, type Watched } from "../kube/object-key.js";
+import { edgeRoutesPath, ENDPOINT_SLICES_PATH, SERVICES_PATH } from "../kube/paths.js";
+import { ServiceIndex, referencedServices, serviceOfEndpointSlice } from "./service-index.js";
 import { WorkQueue, type Lane, type WorkQueueOptions } from "./work-queue.js";
-
-export const ROUTES_PATH = `/apis/${API_VERSION_V2}/${PLURAL}`;
-export const SERVICES_PATH = "/api/v1/services";
-export const ENDPOINT_SLICES_PATH = "/apis/discovery.k8s.io/v1/endpointslices";
 
 export interface WatcherOptions {
   kube: KubeClient;
@@ -94,61 +86,120 @@ function routeFingerprint(obj: Watched): string {
   return `${String(m.generation ?? "")}|${m.deletionTimestamp ? "del" : ""}|${fin}`;
 }
 
+/**
+ * The watcher, in named phases: the event handlers that turn changes into
+ * keys, the informers that feed them, the workers that call /reconcile while
+ * this replica leads, and the leader election that starts and stops them.
+ */
 export function startWatcher(opts: WatcherOptions): RunningWatcher {
-  const { kube, reconcile, log } = opts;
   const metrics = opts.registry ? watcherMetrics(opts.registry) : undefined;
   const queue = new WorkQueue({
     ...opts.queue,
     ...(opts.registry ? { metrics: createQueueMetrics(opts.registry) } : {}),
   });
-  const index = new ServiceIndex();
-  const fingerprints = new Map<string, string>();
-
-  const onRoute = (type: EventType, obj: Watched): void => {
-    const key = keyOf(obj);
-    if (!key) return;
-    if (type === "DELETED") {
-      index.deleteRoute(key);
-      fingerprints.delete(key);
-    } else {
-      index.setRoute(key, referencedServices(obj));
-      const fp = routeFingerprint(obj);
-      if (type === "MODIFIED" && fingerprints.get(key) === fp) return;
-      fingerprints.set(key, fp);
-    }
-    queue.add(key);
+  const { routes, informers } = startInformers(opts, keyEvents(queue));
+  const resyncAll = (): void => {
+    for (const k of routes.keys()) queue.add(k);
     queue.add(SNAPSHOT_KEY);
   };
-  const onService = (serviceKey: string | undefined): void => {
-    if (!serviceKey) return;
-    const routes = index.routesFor(serviceKey);
-    for (const r of routes) queue.add(r);
-    if (routes.length > 0) queue.add(SNAPSHOT_KEY);
-  };
+  const workers = reconcileWorkers(opts, queue, metrics, resyncAll);
+  const elector = electLeader(opts, workers);
+  const resyncMs = opts.resyncMs ?? 300_000;
+  const resync = resyncMs > 0 ? setInterval(resyncAll, resyncMs) : undefined;
 
-  const common = { client: kube, log, watchTimeoutSeconds: opts.watchTimeoutSeconds };
-  const routes = new Informer({ ...common, name: PLURAL, path: ROUTES_PATH, onEvent: onRoute });
+  return {
+    queue,
+    isLeader: () => workers.running(),
+    synced: () => informers.every((i) => i.hasSynced()),
+    async stop() {
+      clearInterval(resync);
+      // Finish what is in flight before giving the lease up, so the successor
+      // never runs a key this replica is still running.
+      await workers.stop(opts.drainMs ?? 10_000);
+      await elector?.stop();
+      queue.shutDown();
+      await Promise.all(informers.map((i) => i.stop()));
+      opts.reconcile.close();
+    },
+  };
+}
+
+interface KeyEvents {
+  onRoute(type: EventType, obj: Watched): void;
+  onService(serviceKey: string | undefined): void;
+}
+
+/** Changes become keys: a route's own key and the snapshot key; a Service's routes and the snapshot key. */
+function keyEvents(queue: WorkQueue): KeyEvents {
+  const index = new ServiceIndex();
+  const fingerprints = new Map<string, string>();
+  return {
+    onRoute(type, obj) {
+      const key = keyOf(obj);
+      if (!key) return;
+      if (type === "DELETED") {
+        index.deleteRoute(key);
+        fingerprints.delete(key);
+      } else {
+        index.setRoute(key, referencedServices(obj));
+        const fp = routeFingerprint(obj);
+        if (type === "MODIFIED" && fingerprints.get(key) === fp) return;
+        fingerprints.set(key, fp);
+      }
+      queue.add(key);
+      queue.add(SNAPSHOT_KEY);
+    },
+    onService(serviceKey) {
+      if (!serviceKey) return;
+      const routes = index.routesFor(serviceKey);
+      for (const r of routes) queue.add(r);
+      if (routes.length > 0) queue.add(SNAPSHOT_KEY);
+    },
+  };
+}
+
+/** EdgeRoutes, Services and EndpointSlices, listed and watched from now on, leader or not. */
+function startInformers(
+  opts: WatcherOptions,
+  events: KeyEvents,
+): { routes: Informer; informers: Informer[] } {
+  const common = { client: opts.kube, log: opts.log, watchTimeoutSeconds: opts.watchTimeoutSeconds };
+  const routes = new Informer({ ...common, name: PLURAL, path: edgeRoutesPath(), onEvent: events.onRoute });
   const informers = [
     routes,
     new Informer({
       ...common,
       name: "services",
       path: SERVICES_PATH,
-      onEvent: (_t, o) => onService(keyOf(o)),
+      onEvent: (_t, o) => events.onService(keyOf(o)),
     }),
     new Informer({
       ...common,
       name: "endpointslices",
       path: ENDPOINT_SLICES_PATH,
-      onEvent: (_t, o) => onService(serviceOfEndpointSlice(o)),
+      onEvent: (_t, o) => events.onService(serviceOfEndpointSlice(o)),
     }),
   ];
+  for (const inf of informers) inf.start();
+  return { routes, informers };
+}
 
-  const resyncAll = (): void => {
-    for (const k of routes.keys()) queue.add(k);
-    queue.add(SNAPSHOT_KEY);
-  };
+interface Workers {
+  /** Starts the workers (and queues every key: a new leader trusts nothing done before it). */
+  start(): void;
+  /** Stops work: at once (leadership lost), or letting calls in flight finish for up to `drainMs`. */
+  stop(drainMs: number): Promise<void>;
+  running(): boolean;
+}
 
+/** One worker for the snapshot lane and `concurrency` for routes, each calling /reconcile a key at a time. */
+function reconcileWorkers(
+  opts: WatcherOptions,
+  queue: WorkQueue,
+  metrics: WatcherMetrics | undefined,
+  onStart: () => void,
+): Workers {
+  const { reconcile, log } = opts;
   // Work runs under two signals: `taking` stops workers from taking new keys,
   // `calls` cuts the calls in flight.
   let work: { taking: AbortController; calls: AbortController; workers: Promise<void>[] } | undefined;
@@ -203,10 +254,9 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
       ...Array.from({ length: n }, () => worker("route", taking.signal, calls.signal)),
     ];
     work = { taking, calls, workers };
-    resyncAll();
+    onStart();
   };
 
-  /** Stops work: at once (leadership lost), or letting calls in flight finish for up to `drainMs`. */
   const stopWork = async (drainMs: number): Promise<void> => {
     const w = work;
     if (!w) return;
@@ -222,39 +272,22 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
     await all;
   };
 
-  for (const inf of informers) inf.start();
+  return { start: startWork, stop: stopWork, running: () => work !== undefined };
+}
 
-  let elector: LeaderElector | undefined;
-  if (opts.leaderElection) {
-    const le = opts.leaderElection;
-    elector = new LeaderElector({
-      client: kube,
-      ...le,
-      log,
-      onStartedLeading: startWork,
-      onStoppedLeading: () => void stopWork(0),
-    });
-    elector.start();
-  } else {
-    startWork();
+/** With leader election, work runs while this replica holds the Lease; without, at once. */
+function electLeader(opts: WatcherOptions, workers: Workers): LeaderElector | undefined {
+  if (!opts.leaderElection) {
+    workers.start();
+    return undefined;
   }
-
-  const resyncMs = opts.resyncMs ?? 300_000;
-  const resync = resyncMs > 0 ? setInterval(resyncAll, resyncMs) : undefined;
-
-  return {
-    queue,
-    isLeader: () => work !== undefined,
-    synced: () => informers.every((i) => i.hasSynced()),
-    async stop() {
-      clearInterval(resync);
-      // Finish what is in flight before giving the lease up, so the successor
-      // never runs a key this replica is still running.
-      await stopWork(opts.drainMs ?? 10_000);
-      await elector?.stop();
-      queue.shutDown();
-      await Promise.all(informers.map((i) => i.stop()));
-      reconcile.close();
-    },
-  };
+  const elector = new LeaderElector({
+    client: opts.kube,
+    ...opts.leaderElection,
+    log: opts.log,
+    onStartedLeading: () => workers.start(),
+    onStoppedLeading: () => void workers.stop(0),
+  });
+  elector.start();
+  return elector;
 }

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import fc from "fast-check";
 import { Registry } from "prom-client";
 import { WorkQueue, type Lane } from "./work-queue.js";
-import { SNAPSHOT_KEY } from "./keys.js";
+import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
 import { createQueueMetrics } from "./queue-metrics.js";
 
 beforeEach(() => {

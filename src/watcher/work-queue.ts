@@ -7,7 +7,7 @@
 // builds.
 
 import { ItemExponentialBackoff, MaxOfRateLimiter, TokenBucket, type RateLimiter } from "./rate-limit.js";
-import { SNAPSHOT_KEY } from "./keys.js";
+import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
 import type { QueueMetrics } from "./queue-metrics.js";
 
 export type Lane = "route" | "snapshot";

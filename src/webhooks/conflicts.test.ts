@@ -23,6 +23,34 @@ const v2 = (
 describe("conflictWarnings", () => {
   const older = v2("older", "2026-01-01T00:00:00Z", ["shop.example.com"], ["/api"]);
 
+  it("orders a route with a malformed or missing creationTimestamp after every dated one, as the snapshot does", () => {
+    for (const ts of ["yesterday", undefined]) {
+      const undated = v2("undated", ts, ["shop.example.com"], ["/api"]);
+      expect(conflictWarnings(undated, [older])).toEqual([
+        "conflicts with older EdgeRoute default/older on shop.example.com PathPrefix /api; that route wins",
+      ]);
+      expect(conflictWarnings(older, [undated])).toEqual([]);
+    }
+  });
+
+  it("claims a header named twice by its first condition, as the snapshot does", () => {
+    const headers = (hs: { name: string; value: string }[]): RouteSummary["spec"] => ({
+      rules: [{ matches: [{ path: { value: "/api" }, headers: hs }], backends: [{ name: "a", port: 80 }] }],
+    });
+    const owner = v2("owner", "2026-01-01T00:00:00Z", [], [], {
+      spec: headers([{ name: "x-a", value: "1" }]),
+    });
+    const twice = v2("twice", "2026-01-02T00:00:00Z", [], [], {
+      spec: headers([
+        { name: "X-A", value: "1" },
+        { name: "x-a", value: "2" },
+      ]),
+    });
+    expect(conflictWarnings(twice, [owner])).toEqual([
+      "conflicts with older EdgeRoute default/owner on any host PathPrefix /api with headers x-a=1; that route wins",
+    ]);
+  });
+
   it("warns when an older route owns the same host and match", () => {
     const mine = v2("new", undefined, ["shop.example.com", "b.example.com"], ["/other", "/api"]);
     expect(conflictWarnings(mine, [older])).toEqual([

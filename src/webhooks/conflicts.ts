@@ -1,14 +1,16 @@
 // The conflict warning: a route whose host and match an older route already
 // owns will be Accepted=False/Conflicted once reconciled; admission says so at
-// once, but never refuses it (DESIGN.md). What the cluster holds comes from a
+// once, but never refuses it (docs/architecture.md). What the cluster holds comes from a
 // watch-fed index, so a warning never waits on the apiserver.
 
 import type { ClusterAccess } from "../kube/kubeconfig.js";
-import { GROUP, PLURAL } from "../api/types.js";
-import type { Logger } from "../server/logger.js";
-import { Informer, type EventType } from "../watcher/informer.js";
+import { edgeRoutesPath } from "../kube/paths.js";
+import type { Logger } from "../observability/logger.js";
+import { Informer, type EventType } from "../kube/informer.js";
 import { kubeClient } from "../kube/client.js";
-import { claimKey, claimsOf, describeMatch } from "./route-keys.js";
+import { claimKey, claimsOf, describeMatch } from "../routing/match-keys.js";
+import { compareAge } from "../routing/route-order.js";
+import { isRecord } from "../api/is-record.js";
 
 export interface RouteSummary {
   readonly namespace: string;
@@ -17,10 +19,6 @@ export interface RouteSummary {
   readonly creationTimestamp?: string;
   readonly terminating: boolean;
   readonly spec: unknown;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 export function summarize(obj: unknown, fallbackNamespace = ""): RouteSummary | undefined {
@@ -37,12 +35,14 @@ export function summarize(obj: unknown, fallbackNamespace = ""): RouteSummary | 
   };
 }
 
-/** Conflict order (Gateway API): the older route first, then namespace/name. */
+/** Conflict order (Gateway API), the snapshot's: the older route first, then namespace/name. */
 function isOlder(a: RouteSummary, b: RouteSummary): boolean {
-  const ta = a.creationTimestamp ? Date.parse(a.creationTimestamp) : Infinity;
-  const tb = b.creationTimestamp ? Date.parse(b.creationTimestamp) : Infinity;
-  if (ta !== tb) return ta < tb;
-  return `${a.namespace}/${a.name}` < `${b.namespace}/${b.name}`;
+  return (
+    compareAge(
+      { creationTimestamp: a.creationTimestamp, key: `${a.namespace}/${a.name}` },
+      { creationTimestamp: b.creationTimestamp, key: `${b.namespace}/${b.name}` },
+    ) < 0
+  );
 }
 
 function describeClaim(host: string, match: string): string {
@@ -92,14 +92,14 @@ export class ConflictIndex {
   private readonly informer: Informer | undefined;
 
   constructor(
-    kc: ClusterAccess | undefined,
+    access: ClusterAccess | undefined,
     private readonly opts: ConflictIndexOptions,
   ) {
-    if (!kc) return;
+    if (!access) return;
     this.informer = new Informer({
       name: "edgeroutes (conflict warnings)",
-      path: `/apis/${GROUP}/v2/${PLURAL}`,
-      client: kubeClient(kc),
+      path: edgeRoutesPath(),
+      client: kubeClient(access),
       onEvent: (type, obj) => this.apply(type, obj),
       log: opts.log,
     });

@@ -16,14 +16,11 @@ import {
   type EdgeRoute,
 } from "../api/types.js";
 import { convert } from "../conversion/convert.js";
+import { isRecord } from "../api/is-record.js";
 
 export type Operation = "CREATE" | "UPDATE";
 
 type Json = Record<string, unknown>;
-
-function isRecord(v: unknown): v is Json {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
 
 function withFinalizer(metadata: Json): Json {
   const finalizers = metadata.finalizers;

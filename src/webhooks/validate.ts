@@ -14,7 +14,8 @@ import {
   type Schema,
 } from "../api/schema.js";
 import type { Version } from "../api/types.js";
-import { describeMatch, matchKey } from "./route-keys.js";
+import { describeMatch, matchKey } from "../routing/match-keys.js";
+import { isRecord } from "../api/is-record.js";
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module
 // object, whose `default` is the plugin.
@@ -172,10 +173,6 @@ function timeoutProblems(text: string): string[] {
   const ms = parseGatewayDuration(text);
   if (ms === undefined) return ["must be a duration such as 15s, 1m30s or 500ms (units h, m, s, ms)"];
   return ms > MAX_TIMEOUT_MS ? ["must be at most 1h"] : [];
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 function arrayAt(v: unknown): unknown[] {

@@ -6,8 +6,8 @@ import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import type { EdgeRouteV2 } from "../../src/api/types.js";
-import { endpointsByService } from "../../src/reconcile/service-endpoints.js";
-import { buildSnapshot, type Snapshot } from "../../src/reconcile/snapshot.js";
+import { endpointsByService } from "../../src/routing/service-endpoints.js";
+import { buildSnapshot, type Snapshot } from "../../src/envoy/snapshot.js";
 
 export const SNAPSHOT_GOLDEN_DIR = join(import.meta.dirname, "snapshot");
 

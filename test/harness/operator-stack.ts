@@ -9,10 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { stringify as toYaml } from "yaml";
 import { buildCrd } from "../../src/api/crd.js";
-import {
-  mutatingWebhookConfiguration,
-  validatingWebhookConfiguration,
-} from "../../src/webhooks/registration.js";
+import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "./registration.js";
 import type { ControlPlane } from "./control-plane.js";
 import { startCli, startServe, type ServeProcess } from "./operator.js";
 import { waitFor, type Supervised } from "./process.js";

@@ -3,7 +3,7 @@
 
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import type { KubeClient } from "../../src/kube/client.js";
-import { XDS_FILES } from "../../src/reconcile/envoy-resources.js";
+import { XDS_FILES } from "../../src/envoy/envoy-resources.js";
 
 /** Envoy route names are `namespace/name/rN/mN`: the route they came from is the first two parts. */
 export function configMapRoutes(cm: V1ConfigMap | undefined): string[] {

@@ -7,10 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify as toYaml } from "yaml";
 import { buildCrd } from "../../src/api/crd.js";
 import { FINALIZER, GROUP, PLURAL } from "../../src/api/types.js";
-import {
-  mutatingWebhookConfiguration,
-  validatingWebhookConfiguration,
-} from "../../src/webhooks/registration.js";
+import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../harness/registration.js";
 import { startControlPlane, type ControlPlane, type RunResult } from "../harness/control-plane.js";
 import { startServe, type ServeProcess } from "../harness/operator.js";
 import { waitFor } from "../harness/process.js";

@@ -19,10 +19,7 @@ import { buildCrd } from "../../src/api/crd.js";
 import { injectCaBundle } from "../../src/certs/ca-injector.js";
 import { describeCertificate, issueCertificate } from "../../src/certs/pki.js";
 import { ensureCertSecret, materialFromSecret, secretFromMaterial } from "../../src/certs/secret-store.js";
-import {
-  mutatingWebhookConfiguration,
-  validatingWebhookConfiguration,
-} from "../../src/webhooks/registration.js";
+import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../harness/registration.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startCli, httpsStatus } from "../harness/operator.js";
 import { freePort, waitFor } from "../harness/process.js";

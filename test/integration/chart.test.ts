@@ -14,7 +14,7 @@ import {
   mutatingWebhookConfiguration,
   validatingWebhookConfiguration,
   type WebhookClient,
-} from "../../src/webhooks/registration.js";
+} from "../harness/registration.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startServe, type ServeProcess } from "../harness/operator.js";
 import { REPO_ROOT } from "../harness/testbin.js";

@@ -16,7 +16,7 @@ import {
   type EdgeRouteSpecV2,
 } from "../../src/api/types.js";
 import { isV1Expressible, projectV1, specV2Of } from "../../src/conversion/convert.js";
-import { specV1, specV2 } from "../../src/conversion/route-arbitraries.js";
+import { specV1, specV2 } from "../fixtures/route-arbitraries.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startServe, type ServeProcess } from "../harness/operator.js";
 

@@ -25,7 +25,7 @@ import type { EdgeRouteV2 } from "../../src/api/types.js";
 import type { KubeClient } from "../../src/kube/client.js";
 import { parseReadRevision, notOlder, type ReadRevision } from "../../src/dataplane/read-revision.js";
 import { READ_REVISION_ANNOTATION } from "../../src/dataplane/envoy-configmap.js";
-import { FAULT_STALL_ENV, FAULT_STALL_LINE } from "../../src/reconcile/reconcile-setup.js";
+import { FAULT_STALL_ENV, FAULT_STALL_LINE } from "../../src/server/reconcile-setup.js";
 
 const NS = "race";
 const CONFIGMAP = "edge-xds";

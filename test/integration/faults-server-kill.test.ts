@@ -18,7 +18,7 @@ import { endpointSlice, service, v2Route } from "./routes.js";
 import type { EdgeRouteV2 } from "../../src/api/types.js";
 import { FINALIZER } from "../../src/api/types.js";
 import type { KubeClient } from "../../src/kube/client.js";
-import { FAULT_STALL_ENV, FAULT_STALL_LINE } from "../../src/reconcile/reconcile-setup.js";
+import { FAULT_STALL_ENV, FAULT_STALL_LINE } from "../../src/server/reconcile-setup.js";
 
 const NS = "faults";
 const CONFIGMAP = "edge-xds";

@@ -23,7 +23,7 @@ import { EnvoyConfigMapDataPlane } from "../../src/dataplane/envoy-configmap.js"
 import { MemoryDataPlane } from "../../src/dataplane/memory.js";
 import { kubeEventRecorder } from "../../src/reconcile/events.js";
 import { Reconciler, ReconcileAbortedError, type ReconcileResult } from "../../src/reconcile/reconciler.js";
-import { FAULT_STALL_ENV } from "../../src/reconcile/reconcile-setup.js";
+import { FAULT_STALL_ENV } from "../../src/server/reconcile-setup.js";
 import type { KubeClient } from "../../src/kube/client.js";
 
 const quiet = pino({ level: "silent" });

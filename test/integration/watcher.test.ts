@@ -12,7 +12,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCrd } from "../../src/api/crd.js";
 import { createCa, issueCertificate } from "../../src/certs/pki.js";
-import { SNAPSHOT_KEY } from "../../src/watcher/keys.js";
+import { SNAPSHOT_KEY } from "../../src/reconcile/protocol.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startCli } from "../harness/operator.js";
 import { sleep, waitFor, type Supervised } from "../harness/process.js";

@@ -55,7 +55,7 @@ describe("modules on the thin client", () => {
     "src/certs/secret-store.ts",
     "src/certs/ca-injector.ts",
     "src/dataplane/envoy-configmap.ts",
-    "src/reconcile/reconcile-setup.ts",
+    "src/server/reconcile-setup.ts",
   ])("%s loads nothing from @kubernetes/client-node at run time", (entry) => {
     expect(chainTo(entry, FORBIDDEN)).toBeUndefined();
   });

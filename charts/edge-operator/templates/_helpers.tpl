@@ -54,7 +54,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s-watcher" (include "edge-operator.fullname" .) }}
 {{- end }}
 
-{{/* The webhook registration's base name: <name>-mutate and <name>-validate, as src/webhooks/registration.ts names them. */}}
+{{/* The webhook registration's base name: <name>-mutate and <name>-validate, as test/harness/registration.ts names them. */}}
 {{- define "edge-operator.webhookName" -}}
 {{- include "edge-operator.fullname" . }}
 {{- end }}

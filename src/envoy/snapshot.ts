@@ -1,0 +1,348 @@
+// buildSnapshot: all live routes and the Services that exist become one set of
+// Envoy resources, versioned by a hash of its content, with a verdict per route.
+// Pure and deterministic: the same routes and endpoints in any order give the
+// same snapshot. Terminating routes are the caller's to leave out.
+
+import { LIMITS } from "../api/schema.js";
+import type { EdgeRouteV2, PathMatchType, RouteMatch, RouteRule } from "../api/types.js";
+import { ClaimRegistry, describeDropped, HELD, type DroppedMatch } from "../routing/claims.js";
+import { contentVersion } from "./content-hash.js";
+import {
+  cluster,
+  clusterLoadAssignment,
+  DEFAULT_XDS_DIR,
+  listener,
+  ROUTE_CONFIG_NAME,
+  TYPE_URL,
+  type ConfigSourceOptions,
+  type EnvoyResources,
+  type EnvoyRoute,
+  type HeaderMatcher,
+  type ListenerOptions,
+  type RouteAction,
+  type VirtualHost,
+} from "./envoy-resources.js";
+import { envoyPathMatch, normalizePath } from "../routing/path-match.js";
+import { HeaderSets } from "./header-sets.js";
+import { RouteActions } from "./route-actions.js";
+import { checkRoute, isWellShaped } from "../routing/route-check.js";
+import { ageOrder, compareHostnames, creationTime, keyOrder, orderKeyOf } from "../routing/route-order.js";
+import type { ServiceEndpoints, SocketAddress } from "../routing/service-endpoints.js";
+
+export type RejectReason = "Conflicted" | "ServiceNotFound" | "Invalid";
+
+/** What the snapshot did with one route. `dropped` lists the matches an older route kept for itself. */
+export type RouteOutcome =
+  | { readonly key: string; readonly accepted: true; readonly dropped: readonly DroppedMatch[] }
+  | {
+      readonly key: string;
+      readonly accepted: false;
+      readonly reason: RejectReason;
+      readonly message: string;
+    };
+
+export interface Snapshot {
+  /** 16 hex digits of the SHA-256 of the resources' canonical JSON. */
+  readonly version: string;
+  readonly resources: EnvoyResources;
+  /** One per input route, sorted by key. */
+  readonly outcomes: readonly RouteOutcome[];
+}
+
+export interface SnapshotOptions {
+  /** Default 0.0.0.0:8080. */
+  readonly listener?: Partial<ListenerOptions>;
+  /** Default: files in /etc/envoy/xds, the envoy-configmap sink's mount. */
+  readonly configSource?: ConfigSourceOptions;
+  /** Protobuf Duration JSON; default `5s`. */
+  readonly connectTimeout?: string;
+}
+
+/** The routes' Services, by `namespace/name`; a Service absent from the map does not exist. */
+export type EndpointsByService = ReadonlyMap<string, ServiceEndpoints>;
+
+const ANY_HOST: readonly string[] = ["*"];
+const NONE_DROPPED: readonly DroppedMatch[] = [];
+
+/** The route's hostnames, or `*` for none; repeats would claim against themselves, so they go. */
+function hostnamesOf(route: EdgeRouteV2): readonly string[] {
+  const names = route.spec.hostnames;
+  if (names === undefined || names.length === 0) return ANY_HOST;
+  if (names.length === 1) return names;
+  return [...new Set(names)];
+}
+
+/** A virtual host's routes and their order keys, side by side: no object per entry besides the route. */
+interface HostRoutes {
+  readonly keys: number[];
+  readonly routes: EnvoyRoute[];
+}
+
+export function routeKey(route: EdgeRouteV2): string {
+  return `${route.metadata?.namespace ?? ""}/${route.metadata?.name ?? ""}`;
+}
+
+// `/r0/m0` … `/r15/m7`, made once: an entry's name is then one concatenation.
+const SUFFIXES: readonly (readonly string[])[] = Array.from({ length: LIMITS.rules }, (_, r) =>
+  Array.from({ length: LIMITS.matches }, (_, m) => `/r${r}/m${m}`),
+);
+
+function entrySuffix(rule: number, match: number): string {
+  return SUFFIXES[rule]?.[match] ?? `/r${rule}/m${match}`;
+}
+
+function envoyRoute(
+  routeKey: string,
+  rule: number,
+  match: number,
+  pathType: PathMatchType,
+  path: string,
+  matchers: readonly HeaderMatcher[],
+  action: RouteAction,
+): EnvoyRoute {
+  const name = routeKey + entrySuffix(rule, match);
+  const pathMatch = envoyPathMatch(pathType, path);
+  if (matchers.length === 0) return { name, match: pathMatch, route: action };
+  // Literals per path kind, not a spread, so that key order is fixed and the objects stay fast.
+  const m =
+    "path" in pathMatch
+      ? { path: pathMatch.path, headers: matchers }
+      : "prefix" in pathMatch
+        ? { prefix: pathMatch.prefix, headers: matchers }
+        : { path_separated_prefix: pathMatch.path_separated_prefix, headers: matchers };
+  return { name, match: m, route: action };
+}
+
+/** Appends each rule's action to `actions`; false when a backend's Service or port does not exist. */
+function appendActions(
+  namespace: string,
+  rules: readonly RouteRule[],
+  ruleActions: RouteActions,
+  actions: RouteAction[],
+): boolean {
+  const start = actions.length;
+  for (const rule of rules) {
+    const action = ruleActions.actionOf(namespace, rule);
+    if (action === undefined) {
+      actions.length = start;
+      return false;
+    }
+    actions.push(action);
+  }
+  return true;
+}
+
+/** The outcome of a route that cannot be programmed; checkRoute says why, as field errors. */
+function rejection(key: string, route: EdgeRouteV2, endpoints: EndpointsByService): RouteOutcome {
+  const check = checkRoute(route, endpoints);
+  // checkRoute and the fast path (isWellShaped, then every backend found) agree; this is for the types.
+  if (check.ok) return { key, accepted: false, reason: "Invalid", message: "the route cannot be programmed" };
+  return { key, accepted: false, reason: check.reason, message: check.message };
+}
+
+function sortedRoutes(host: HostRoutes): EnvoyRoute[] {
+  const { keys, routes } = host;
+  const order = keys.map((_, i) => i).sort((a, b) => (keys[a] as number) - (keys[b] as number));
+  return order.map((i) => routes[i] as EnvoyRoute);
+}
+
+/**
+ * The whole data-plane configuration for the live routes, in named phases (as
+ * Contour's Build() is a list of compute* calls): rank the routes, claim their
+ * matches oldest first into virtual hosts, then assemble and version the
+ * Envoy resources.
+ */
+export function buildSnapshot(
+  routes: readonly EdgeRouteV2[],
+  endpoints: EndpointsByService,
+  options: SnapshotOptions = {},
+): Snapshot {
+  const ranking = rankRoutes(routes);
+  const claimed = claimRoutes(routes, ranking, endpoints);
+  const resources = assembleResources(
+    virtualHostsOf(claimed.byHost),
+    clusterNamesOf(claimed.usedActions),
+    endpoints,
+    options,
+  );
+  return { version: contentVersion(resources), resources, outcomes: claimed.outcomes };
+}
+
+/** The routes' keys and their two orders: by key (where each outcome goes) and by age (who claims first). */
+interface Ranking {
+  readonly keys: readonly string[];
+  /** Route index → its place in key order. */
+  readonly keyRank: Int32Array;
+  /** Route indexes, oldest first. */
+  readonly byAge: readonly number[];
+}
+
+function rankRoutes(routes: readonly EdgeRouteV2[]): Ranking {
+  const n = routes.length;
+  const keys: string[] = new Array<string>(n);
+  const created = new Float64Array(n);
+  // Routes created in one burst share their second: each timestamp is parsed once.
+  const times = new Map<string, number>();
+  for (let i = 0; i < n; i++) {
+    const route = routes[i] as EdgeRouteV2;
+    keys[i] = routeKey(route);
+    const stamp = route.metadata?.creationTimestamp;
+    let t = stamp === undefined ? undefined : times.get(stamp);
+    if (t === undefined) {
+      t = creationTime(stamp);
+      if (stamp !== undefined) times.set(stamp, t);
+    }
+    created[i] = t;
+  }
+  // Outcomes are listed by key: rank the routes by key once, so that each
+  // outcome goes straight to its place and the age order (creationTimestamp,
+  // then key) is a stable pass over numbers.
+  const byKey = keyOrder(routes, keys, created);
+  const keyRank = new Int32Array(n);
+  for (let r = 0; r < n; r++) keyRank[byKey[r] as number] = r;
+  return { keys, keyRank, byAge: ageOrder(byKey, created) };
+}
+
+interface Claimed {
+  /** One per route, in key order. */
+  readonly outcomes: RouteOutcome[];
+  readonly byHost: Map<string, HostRoutes>;
+  /** The actions of rules that kept at least one match: only their Services get clusters. */
+  readonly usedActions: Set<RouteAction>;
+}
+
+/** Oldest first, each route claims its (host, match) pairs; what it keeps goes into its virtual hosts. */
+function claimRoutes(
+  routes: readonly EdgeRouteV2[],
+  ranking: Ranking,
+  endpoints: EndpointsByService,
+): Claimed {
+  const { keys, keyRank, byAge } = ranking;
+  const n = routes.length;
+  const claims = new ClaimRegistry();
+  const outcomes = new Array<RouteOutcome>(n);
+  const byHost = new Map<string, HostRoutes>();
+  // Actions are shared between rules, so the set of those in use is small.
+  const usedActions = new Set<RouteAction>();
+  const headerSets = new HeaderSets();
+  const ruleActions = new RouteActions(endpoints);
+  // One route's rule actions at a time, in an array reused from route to route.
+  const actions: RouteAction[] = [];
+
+  for (let rank = 0; rank < n; rank++) {
+    const index = byAge[rank] as number;
+    const route = routes[index] as EdgeRouteV2;
+    const key = keys[index] as string;
+    const outcomeIndex = keyRank[index] as number;
+    actions.length = 0;
+    if (
+      !isWellShaped(route) ||
+      !appendActions(route.metadata.namespace ?? "", route.spec.rules, ruleActions, actions)
+    ) {
+      outcomes[outcomeIndex] = rejection(key, route, endpoints);
+      continue;
+    }
+    const hostnames = hostnamesOf(route);
+    let dropped: DroppedMatch[] | undefined;
+    let kept = 0;
+    const rules = route.spec.rules;
+    for (let r = 0; r < rules.length; r++) {
+      const rule = rules[r] as RouteRule;
+      const action = actions[r] as RouteAction;
+      let ruleKept = false;
+      for (let i = 0; i < rule.matches.length; i++) {
+        const m = rule.matches[i] as RouteMatch;
+        const pathType = m.path.type ?? "PathPrefix";
+        const path = normalizePath(pathType, m.path.value);
+        const headers = headerSets.of(m.headers);
+        // The same entry serves every host of the route that keeps this match.
+        let out: EnvoyRoute | undefined;
+        let order = 0;
+        for (const hostname of hostnames) {
+          const granted = claims.claim(key, hostname, pathType, path, headers.key);
+          if ("owner" in granted) {
+            (dropped ??= []).push({ hostname, rule: r, match: i, owner: granted.owner });
+            continue;
+          }
+          // Asked twice by this route: the second copy could never be reached.
+          if (granted === HELD) continue;
+          ruleKept = true;
+          kept++;
+          // Straight into its virtual host: a route that keeps nothing never gets here.
+          if (out === undefined) {
+            order = orderKeyOf(pathType, path.length, headers.claims.length, rank, r, i);
+            out = envoyRoute(key, r, i, pathType, path, headers.matchers, action);
+          }
+          const host = byHost.get(hostname);
+          if (host === undefined) byHost.set(hostname, { keys: [order], routes: [out] });
+          else {
+            host.keys.push(order);
+            host.routes.push(out);
+          }
+        }
+      }
+      // A rule that lost every match sends traffic nowhere: its Services get no cluster.
+      if (ruleKept) usedActions.add(action);
+    }
+    if (kept === 0) {
+      const message = `an older route owns every match of this route: ${describeDropped(dropped ?? [])}`;
+      outcomes[outcomeIndex] = { key, accepted: false, reason: "Conflicted", message };
+      continue;
+    }
+    outcomes[outcomeIndex] = { key, accepted: true, dropped: dropped ?? NONE_DROPPED };
+  }
+  return { outcomes, byHost, usedActions };
+}
+
+/** Virtual hosts by name (the catch-all last), each with its routes in Envoy's match order. */
+function virtualHostsOf(byHost: ReadonlyMap<string, HostRoutes>): VirtualHost[] {
+  return [...byHost.keys()].sort(compareHostnames).map((hostname) => ({
+    name: hostname,
+    domains: [hostname],
+    routes: sortedRoutes(byHost.get(hostname) as HostRoutes),
+  }));
+}
+
+/** The clusters the kept rules send traffic to, sorted. */
+function clusterNamesOf(usedActions: ReadonlySet<RouteAction>): string[] {
+  const used = new Set<string>();
+  for (const action of usedActions) {
+    if ("cluster" in action) used.add(action.cluster);
+    else for (const c of action.weighted_clusters.clusters) used.add(c.name);
+  }
+  return [...used].sort();
+}
+
+function assembleResources(
+  virtualHosts: VirtualHost[],
+  clusterNames: readonly string[],
+  endpoints: EndpointsByService,
+  options: SnapshotOptions,
+): EnvoyResources {
+  const source = options.configSource ?? { kind: "path", dir: DEFAULT_XDS_DIR };
+  return {
+    listeners: [
+      listener(
+        { address: options.listener?.address ?? "0.0.0.0", port: options.listener?.port ?? 8080 },
+        source,
+      ),
+    ],
+    routeConfigurations: [
+      virtualHosts.length === 0
+        ? { "@type": TYPE_URL.routeConfiguration, name: ROUTE_CONFIG_NAME }
+        : { "@type": TYPE_URL.routeConfiguration, name: ROUTE_CONFIG_NAME, virtual_hosts: virtualHosts },
+    ],
+    clusters: clusterNames.map((name) => cluster(name, options.connectTimeout ?? "5s", source)),
+    clusterLoadAssignments: clusterNames.map((name) =>
+      clusterLoadAssignment(name, addressesOf(name, endpoints)),
+    ),
+  };
+}
+
+/** The ready addresses behind a cluster named `namespace/service:port`. */
+function addressesOf(name: string, endpoints: EndpointsByService): readonly SocketAddress[] {
+  const colon = name.lastIndexOf(":");
+  const service = endpoints.get(name.slice(0, colon));
+  const port = Number(name.slice(colon + 1));
+  return service?.ports.find((p) => p.port === port)?.addresses ?? [];
+}

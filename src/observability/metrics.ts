@@ -1,0 +1,43 @@
+// Metrics live in a registry the command line makes and hands to each part,
+// which registers its own metrics on it: nothing is registered at import time,
+// so a test or a second server in one process gets a registry of its own.
+// Every metric is prefixed `edge_operator_`.
+
+import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+export { Registry };
+
+/** A registry with the process's own metrics (CPU, memory, event loop) on it. */
+export function createRegistry(opts: { processMetrics?: boolean } = {}): Registry {
+  const registry = new Registry();
+  if (opts.processMetrics ?? true)
+    collectDefaultMetrics({ register: registry, prefix: "edge_operator_process_" });
+  return registry;
+}
+
+/** What the HTTPS server and its webhooks report. */
+export interface ServerMetrics {
+  readonly registry: Registry;
+  readonly requestDuration: Histogram<"route" | "code">;
+  readonly webhookDecisions: Counter<"webhook" | "outcome">;
+}
+
+/** Registers the server's metrics once per registry (prom-client refuses duplicates). */
+export function createServerMetrics(registry: Registry): ServerMetrics {
+  return {
+    registry,
+    requestDuration: new Histogram({
+      name: "edge_operator_http_request_duration_seconds",
+      help: "Time to answer an HTTPS request, by route and status code.",
+      labelNames: ["route", "code"] as const,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    webhookDecisions: new Counter({
+      name: "edge_operator_webhook_decisions_total",
+      help: "Webhook answers, by webhook and outcome.",
+      labelNames: ["webhook", "outcome"] as const,
+      registers: [registry],
+    }),
+  };
+}

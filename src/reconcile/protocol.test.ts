@@ -1,0 +1,41 @@
+import { describe, expect, it } from "vitest";
+import { parseReconcileReply } from "./protocol.js";
+
+describe("parseReconcileReply", () => {
+  it("reads done and requeue replies, with keys to enqueue", () => {
+    expect(parseReconcileReply('{"result":"done","did":["status"]}')).toEqual({
+      kind: "done",
+      did: ["status"],
+      enqueue: [],
+    });
+    expect(
+      parseReconcileReply('{"result":"requeue","requeueAfterMs":250,"did":[],"enqueue":["$snapshot"]}'),
+    ).toEqual({
+      kind: "requeue",
+      afterMs: 250,
+      did: [],
+      enqueue: ["$snapshot"],
+    });
+    expect(parseReconcileReply('{"result":"requeue"}')).toMatchObject({
+      kind: "requeue",
+      afterMs: undefined,
+    });
+  });
+
+  it("turns a malformed reply into a failure that names the field", () => {
+    expect(parseReconcileReply("<html>")).toEqual({ kind: "failed", reason: "reply is not JSON" });
+    expect(parseReconcileReply("[]")).toEqual({ kind: "failed", reason: "reply is not a JSON object" });
+    expect(parseReconcileReply('{"result":"ok"}')).toEqual({
+      kind: "failed",
+      reason: 'reply.result: must be "done" or "requeue", got "ok"',
+    });
+    expect(parseReconcileReply('{"result":"requeue","requeueAfterMs":-1}')).toEqual({
+      kind: "failed",
+      reason: "reply.requeueAfterMs: must be a number >= 0",
+    });
+    expect(parseReconcileReply('{"result":"done","enqueue":[1]}')).toEqual({
+      kind: "failed",
+      reason: "reply.enqueue: must be an array of strings",
+    });
+  });
+});

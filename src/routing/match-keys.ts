@@ -1,0 +1,77 @@
+// What a route claims, read from an object admission has not yet trusted:
+// (host, match) pairs, as comparable strings. Two matches are the same when
+// their path type, normalized path and header claims are, by the same rules
+// the snapshot claims with (normalizePath, headerClaims), so the admission
+// warning and the Conflicted condition agree (a property test holds them to it).
+
+import type { PathMatchType } from "../api/types.js";
+import { headerClaims } from "./claims.js";
+import { normalizePath } from "./path-match.js";
+import { isRecord } from "../api/is-record.js";
+
+/** A v2 match (`{path: {type, value}, headers}`) as a key; undefined when it is malformed. */
+export function matchKey(match: unknown): string | undefined {
+  if (!isRecord(match) || !isRecord(match.path) || typeof match.path.value !== "string") return undefined;
+  const type = match.path.type === undefined ? "PathPrefix" : match.path.type;
+  if (typeof type !== "string") return undefined;
+  const given: { name: string; value: string }[] = [];
+  if (match.headers !== undefined) {
+    if (!Array.isArray(match.headers)) return undefined;
+    for (const h of match.headers) {
+      if (!isRecord(h) || typeof h.name !== "string" || typeof h.value !== "string") return undefined;
+      given.push({ name: h.name, value: h.value });
+    }
+  }
+  const headers = headerClaims(given).map((h): [string, string] => [h.name, h.value]);
+  const path =
+    type === "Exact" || type === "PathPrefix"
+      ? normalizePath(type as PathMatchType, match.path.value)
+      : match.path.value;
+  return JSON.stringify([type, path, headers]);
+}
+
+/** `PathPrefix /api` or `Exact /api with headers x-a=1, x-b=2`, from a matchKey. */
+export function describeMatch(key: string): string {
+  const [type, value, headers] = JSON.parse(key) as [string, string, [string, string][]];
+  const h = headers.length > 0 ? ` with headers ${headers.map(([n, v]) => `${n}=${v}`).join(", ")}` : "";
+  return `${type} ${value}${h}`;
+}
+
+export interface Claim {
+  /** The hostname, or "" for any host. */
+  readonly host: string;
+  readonly match: string;
+}
+
+export function claimKey(c: Claim): string {
+  return `${c.host} ${c.match}`;
+}
+
+/**
+ * The (host, match) pairs a spec claims, read from either version's shape
+ * (`rules` for v2, `pathPrefix` for v1), since a cluster without conversion
+ * may hand back one shape under the other's apiVersion.
+ */
+export function claimsOf(spec: unknown): Claim[] {
+  if (!isRecord(spec)) return [];
+  if (Array.isArray(spec.rules)) {
+    const hosts = Array.isArray(spec.hostnames) && spec.hostnames.length > 0 ? spec.hostnames : [""];
+    const out: Claim[] = [];
+    for (const rule of spec.rules) {
+      if (!isRecord(rule) || !Array.isArray(rule.matches)) continue;
+      for (const m of rule.matches) {
+        const match = matchKey(m);
+        if (match === undefined) continue;
+        for (const host of hosts) if (typeof host === "string") out.push({ host, match });
+      }
+    }
+    return out;
+  }
+  if (typeof spec.pathPrefix === "string") {
+    const host = typeof spec.host === "string" ? spec.host : "";
+    return [
+      { host, match: JSON.stringify(["PathPrefix", normalizePath("PathPrefix", spec.pathPrefix), []]) },
+    ];
+  }
+  return [];
+}

@@ -1,0 +1,301 @@
+import { describe, expect, it } from "vitest";
+import { FINALIZER } from "../api/types.js";
+import { cleanWarning, parseReview, reviewReply, type AdmissionRequest } from "./admission-review.js";
+import { invalidMessage, mutateReview, validateReview } from "./admission-handlers.js";
+import { validateRoute } from "../webhooks/validate.js";
+
+const route = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
+  apiVersion: "net.10xdev.io/v2",
+  kind: "EdgeRoute",
+  metadata: { name: "shop", namespace: "default", ...metadata },
+  spec: {
+    rules: [{ matches: [{ path: { value: "/api" } }], backends: [{ name: "checkout", port: 8080 }] }],
+    ...spec,
+  },
+});
+const invalidSpec = {
+  rules: [{ matches: [{ path: { value: "/a//b" } }], backends: [{ name: "checkout", port: 70000 }] }],
+};
+
+const review = (request: Record<string, unknown>, apiVersion = "admission.k8s.io/v1") => ({
+  apiVersion,
+  kind: "AdmissionReview",
+  request: {
+    uid: "705ab4f5-6393-11e8-b7cc-42010a800002",
+    kind: { group: "net.10xdev.io", version: "v2", kind: "EdgeRoute" },
+    resource: { group: "net.10xdev.io", version: "v2", resource: "edgeroutes" },
+    operation: "CREATE",
+    name: "shop",
+    namespace: "default",
+    ...request,
+  },
+});
+
+function parsed(body: unknown): AdmissionRequest {
+  const p = parseReview(body);
+  if (!p.ok) throw new Error(`not parsed: ${JSON.stringify(p.reply)}`);
+  return p.review.request;
+}
+
+describe("parseReview", () => {
+  it.each([
+    ["not an object", [], "expected an AdmissionReview object, got an array"],
+    ["another kind", { kind: "ConversionReview" }, 'expected kind AdmissionReview, got "ConversionReview"'],
+    [
+      "an unknown version",
+      { kind: "AdmissionReview", apiVersion: "admission.k8s.io/v2" },
+      'unsupported AdmissionReview apiVersion "admission.k8s.io/v2"; this webhook speaks admission.k8s.io/v1',
+    ],
+    [
+      "no request",
+      { kind: "AdmissionReview", apiVersion: "admission.k8s.io/v1" },
+      "AdmissionReview.request is missing",
+    ],
+    ["no uid", review({ uid: undefined }), "AdmissionReview.request.uid is missing"],
+    ["an empty uid", review({ uid: "" }), 'AdmissionReview.request.uid is ""'],
+    ["a numeric uid", review({ uid: 7 }), "AdmissionReview.request.uid is a number"],
+  ])("answers %s with a 400 Status", (_name, body, message) => {
+    const p = parseReview(body);
+    expect(p.ok).toBe(false);
+    if (p.ok) return;
+    expect(p.reply).toEqual({
+      status: 400,
+      body: { kind: "Status", apiVersion: "v1", status: "Failure", code: 400, reason: "BadRequest", message },
+    });
+  });
+
+  it.each([
+    [
+      "another resource",
+      review({ resource: { group: "", version: "v1", resource: "pods" } }),
+      "this webhook admits edgeroutes.net.10xdev.io only, not pods",
+    ],
+    [
+      "an unknown operation",
+      review({ operation: "PATCH" }),
+      'request.operation is "PATCH"; expected one of CREATE, UPDATE, DELETE, CONNECT',
+    ],
+  ])("denies %s once a uid is known", (_name, body, message) => {
+    const p = parseReview(body);
+    expect(p.ok).toBe(false);
+    if (p.ok) return;
+    expect(p.reply).toEqual({
+      status: 200,
+      body: {
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        response: {
+          uid: "705ab4f5-6393-11e8-b7cc-42010a800002",
+          allowed: false,
+          status: { status: "Failure", code: 400, reason: "BadRequest", message },
+        },
+      },
+    });
+  });
+});
+
+describe("reviewReply", () => {
+  it("answers the version asked, with a base64 JSON Patch", () => {
+    const reply = reviewReply("admission.k8s.io/v1beta1", "u1", {
+      allowed: true,
+      patch: [{ op: "add", path: "/a", value: 1 }],
+    });
+    expect(reply).toEqual({
+      status: 200,
+      body: {
+        apiVersion: "admission.k8s.io/v1beta1",
+        kind: "AdmissionReview",
+        response: {
+          uid: "u1",
+          allowed: true,
+          patchType: "JSONPatch",
+          patch: Buffer.from('[{"op":"add","path":"/a","value":1}]').toString("base64"),
+        },
+      },
+    });
+  });
+
+  it("keeps each warning under 120 printable characters", () => {
+    expect(cleanWarning("x".repeat(500))).toHaveLength(119);
+    expect(cleanWarning("é\nok")).toBe("??ok");
+    const reply = reviewReply("admission.k8s.io/v1", "u", { allowed: true, warnings: ["a".repeat(200)] });
+    const body = reply.body as { response: { warnings: string[] } };
+    expect(body.response.warnings[0]?.length).toBeLessThan(120);
+  });
+});
+
+describe("validateReview", () => {
+  it("allows a valid route in either version", async () => {
+    expect(await validateReview(parsed(review({ object: route({}) })))).toEqual({ allowed: true });
+    const v1 = {
+      apiVersion: "net.10xdev.io/v1",
+      kind: "EdgeRoute",
+      metadata: { name: "a" },
+      spec: { pathPrefix: "/", service: "a", port: 1 },
+    };
+    expect(
+      await validateReview(
+        parsed(review({ object: v1, kind: { group: "net.10xdev.io", version: "v1", kind: "EdgeRoute" } })),
+      ),
+    ).toEqual({
+      allowed: true,
+    });
+  });
+
+  it("denies an invalid route with every field error, worded like the apiserver", async () => {
+    const verdict = await validateReview(parsed(review({ object: route(invalidSpec) })));
+    expect(verdict).toEqual({
+      allowed: false,
+      status: {
+        code: 422,
+        reason: "Invalid",
+        message:
+          `EdgeRoute.net.10xdev.io "shop" is invalid: [spec.rules[0].backends[0].port: Invalid value: 70000: must be between 1 and 65535, ` +
+          `spec.rules[0].matches[0].path.value: Invalid value: "/a//b": must not contain '//']`,
+      },
+    });
+  });
+
+  it("words a single error without brackets", () => {
+    const errors = validateRoute(
+      route({ rules: [{ matches: [{ path: { value: "/a" } }], backends: [{ name: "B", port: 1 }] }] }),
+      "v2",
+    );
+    expect(invalidMessage("x", errors)).toMatch(
+      /^EdgeRoute\.net\.10xdev\.io "x" is invalid: spec\.rules\[0\]\.backends\[0\]\.name: Invalid value: "B": /,
+    );
+  });
+
+  it("judges the object by its own apiVersion, else by the request's kind", async () => {
+    const v1spec = { pathPrefix: "/", service: "a", port: 1 };
+    const noVersion = { metadata: { name: "a" }, spec: v1spec };
+    const asV1 = await validateReview(
+      parsed(
+        review({ object: noVersion, kind: { group: "net.10xdev.io", version: "v1", kind: "EdgeRoute" } }),
+      ),
+    );
+    expect(asV1.allowed).toBe(true);
+    const asV2 = await validateReview(parsed(review({ object: noVersion })));
+    expect(asV2.allowed).toBe(false);
+    const other = await validateReview(
+      parsed(review({ object: { ...noVersion, apiVersion: "net.10xdev.io/v9" } })),
+    );
+    expect(other).toMatchObject({
+      allowed: false,
+      status: {
+        code: 400,
+        message:
+          'request.object.apiVersion must be net.10xdev.io/v1 or net.10xdev.io/v2, got "net.10xdev.io/v9"',
+      },
+    });
+  });
+
+  it("always allows a metadata-only UPDATE of a terminating route, whatever its spec", async () => {
+    const old = route(invalidSpec, { deletionTimestamp: "2026-01-01T00:00:00Z", finalizers: [FINALIZER] });
+    const next = route(invalidSpec, {
+      deletionTimestamp: "2026-01-01T00:00:00Z",
+      finalizers: [],
+      labels: { a: "b" },
+    });
+    expect(
+      await validateReview(parsed(review({ operation: "UPDATE", object: next, oldObject: old }))),
+    ).toEqual({ allowed: true });
+  });
+
+  it("still judges a spec change on a terminating route, and any change on a live one", async () => {
+    const old = route(invalidSpec, { deletionTimestamp: "2026-01-01T00:00:00Z" });
+    const specChanged = route(
+      { ...invalidSpec, hostnames: ["a.example.com"] },
+      { deletionTimestamp: "2026-01-01T00:00:00Z" },
+    );
+    expect(
+      (await validateReview(parsed(review({ operation: "UPDATE", object: specChanged, oldObject: old }))))
+        .allowed,
+    ).toBe(false);
+    const live = route(invalidSpec);
+    expect(
+      (
+        await validateReview(
+          parsed(
+            review({
+              operation: "UPDATE",
+              object: route(invalidSpec, { labels: { a: "b" } }),
+              oldObject: live,
+            }),
+          ),
+        )
+      ).allowed,
+    ).toBe(false);
+  });
+
+  it("allows DELETE, and status writes, without judging", async () => {
+    expect(
+      await validateReview(
+        parsed(review({ operation: "DELETE", object: null, oldObject: route(invalidSpec) })),
+      ),
+    ).toEqual({ allowed: true });
+    expect(
+      await validateReview(
+        parsed(review({ operation: "UPDATE", subResource: "status", object: route(invalidSpec) })),
+      ),
+    ).toEqual({ allowed: true });
+  });
+
+  it("denies a CREATE without an object", async () => {
+    expect(await validateReview(parsed(review({})))).toMatchObject({
+      allowed: false,
+      status: { code: 400, message: "request.object must be an EdgeRoute object for CREATE" },
+    });
+    expect(mutateReview(parsed(review({ object: "x" })))).toMatchObject({
+      allowed: false,
+      status: { code: 400 },
+    });
+  });
+});
+
+describe("validateReview: the v2 spec a v1 object carries", () => {
+  const v1 = (annotation: string) => ({
+    apiVersion: "net.10xdev.io/v1",
+    kind: "EdgeRoute",
+    metadata: { name: "shop", namespace: "default", annotations: { "net.10xdev.io/v2-spec": annotation } },
+    spec: { pathPrefix: "/api", service: "checkout", port: 8080 },
+  });
+  const asV1 = { kind: { group: "net.10xdev.io", version: "v1", kind: "EdgeRoute" } };
+
+  it("refuses an annotation that is not JSON, naming the annotation", async () => {
+    const verdict = await validateReview(parsed(review({ ...asV1, object: v1("{not json") })));
+    expect(verdict.allowed).toBe(false);
+    expect(JSON.stringify(verdict)).toContain("net.10xdev.io/v2-spec");
+  });
+
+  it("refuses an annotated v2 spec that would not validate, with the field under the annotation", async () => {
+    const spec = {
+      rules: [
+        { matches: [{ path: { value: "/api" } }], backends: [{ name: "checkout", port: 8080 }] },
+        { matches: [{ path: { value: "/b" } }], backends: [{ name: "checkout", port: 70000 }] },
+      ],
+    };
+    const verdict = await validateReview(parsed(review({ ...asV1, object: v1(JSON.stringify(spec)) })));
+    expect(verdict.allowed).toBe(false);
+    expect(JSON.stringify(verdict)).toContain(
+      "metadata.annotations[net.10xdev.io/v2-spec].rules[1].backends[0].port",
+    );
+  });
+
+  it("admits a v1 object whose annotation is a valid v2 spec", async () => {
+    const spec = {
+      rules: [
+        {
+          matches: [{ path: { type: "PathPrefix", value: "/api" } }],
+          backends: [{ name: "checkout", port: 8080, weight: 1 }],
+        },
+        {
+          matches: [{ path: { type: "Exact", value: "/b" } }],
+          backends: [{ name: "other", port: 80, weight: 1 }],
+        },
+      ],
+    };
+    const verdict = await validateReview(parsed(review({ ...asV1, object: v1(JSON.stringify(spec)) })));
+    expect(verdict).toEqual({ allowed: true });
+  });
+});

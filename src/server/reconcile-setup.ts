@@ -1,0 +1,117 @@
+// Assembles what /reconcile needs from the serve command's flags: the cluster
+// client, the data plane, the caller check, and (memory sink only) the debug
+// surface that tests and the demo read.
+
+import { setTimeout as sleep } from "node:timers/promises";
+import { errorReply, type JsonHandler } from "./json-handler.js";
+import type { Logger } from "../observability/logger.js";
+import type { Registry } from "../observability/metrics.js";
+import { createReconcileMetrics } from "../reconcile/reconcile-metrics.js";
+import { kubeClient } from "../kube/client.js";
+import type { ClusterAccess } from "../kube/kubeconfig.js";
+import type { DataPlane } from "../dataplane/dataplane.js";
+import { MemoryDataPlane } from "../dataplane/memory.js";
+import { requireCaller, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
+import { kubeEventRecorder } from "../reconcile/events.js";
+import { reconcileHandler } from "./reconcile-handler.js";
+import { Reconciler } from "../reconcile/reconciler.js";
+
+export const DATA_PLANES = ["memory", "envoy-configmap"] as const;
+export type DataPlaneKind = (typeof DATA_PLANES)[number];
+
+export interface ReconcileSetupOptions {
+  dataPlane: DataPlaneKind;
+  /** envoy-configmap: where the ConfigMap lives. */
+  configMapNamespace: string;
+  configMapName: string;
+  deprogramTimeoutMs: number;
+}
+
+export interface ReconcileDeps {
+  log: Logger;
+  /** The reconcile registers its metrics here. */
+  registry: Registry;
+}
+
+export async function reconcileHandlers(
+  access: ClusterAccess | undefined,
+  opts: ReconcileSetupOptions,
+  deps: ReconcileDeps,
+): Promise<JsonHandler[]> {
+  const { log: logger } = deps;
+  if (!access) return [reconcileHandler(undefined, undefined)];
+  const kube = kubeClient(access);
+  let dataPlane: DataPlane;
+  const memory = opts.dataPlane === "memory" ? new MemoryDataPlane() : undefined;
+  if (memory) {
+    dataPlane = memory;
+  } else {
+    const { EnvoyConfigMapDataPlane } = await import("../dataplane/envoy-configmap.js");
+    dataPlane = new EnvoyConfigMapDataPlane(kube, {
+      namespace: opts.configMapNamespace,
+      name: opts.configMapName,
+    });
+  }
+  const auth: CallerAuth = tokenReviewAuth(kube);
+  const stallMs = faultStallMs(process.env[FAULT_STALL_ENV]);
+  if (stallMs > 0)
+    logger.warn({ stallMs }, `${FAULT_STALL_ENV} is set: every snapshot reconcile stalls before its push`);
+  const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
+    deprogramTimeoutMs: opts.deprogramTimeoutMs,
+    metrics: createReconcileMetrics(deps.registry),
+    ...(stallMs > 0
+      ? {
+          beforePush: (signal: AbortSignal | undefined) => {
+            // The fault suite reads this line to know a reconcile is in the window.
+            logger.warn({ stallMs }, FAULT_STALL_LINE);
+            return sleep(stallMs, undefined, { signal });
+          },
+        }
+      : {}),
+  });
+  const handlers = [reconcileHandler(reconciler, auth)];
+  if (memory) handlers.push(...memoryDebugHandlers(memory, auth));
+  return handlers;
+}
+
+/**
+ * For the fault suite only: a snapshot reconcile waits this long between its
+ * reads and its push, the window in which a newer reconcile on another replica
+ * can push and release finalizers. Never set in the chart.
+ */
+export const FAULT_STALL_ENV = "EDGE_OPERATOR_FAULT_STALL_BEFORE_PUSH_MS";
+export const FAULT_STALL_LINE = "fault stall: a snapshot reconcile read its inputs and waits before its push";
+
+export function faultStallMs(text: string | undefined): number {
+  if (text === undefined || text === "") return 0;
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms < 0 || ms > 600_000)
+    throw new Error(
+      `${FAULT_STALL_ENV}: must be a whole number of milliseconds from 0 to 600000, got ${JSON.stringify(text)}`,
+    );
+  return ms;
+}
+
+/** GET /debug/dataplane and POST /debug/dataplane/fail-next: the memory sink only, same callers as /reconcile. */
+function memoryDebugHandlers(memory: MemoryDataPlane, auth: CallerAuth): JsonHandler[] {
+  return [
+    {
+      path: "/debug/dataplane",
+      method: "GET",
+      limit: 0,
+      handle: requireCaller(auth, () => ({ status: 200, body: memory.state() })),
+    },
+    {
+      path: "/debug/dataplane/fail-next",
+      limit: 1024,
+      handle: requireCaller(auth, (body) => {
+        const n = (body as { count?: unknown } | null)?.count ?? 1;
+        if (typeof n !== "number" || !Number.isInteger(n) || n < 0) {
+          return errorReply(400, "BadRequest", "count: must be a whole number >= 0");
+        }
+        memory.failNext(n);
+        return { status: 200, body: memory.state() };
+      }),
+    },
+  ];
+}
