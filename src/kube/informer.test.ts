@@ -17,6 +17,12 @@ const obj = (name: string, rv: string): Obj => ({ metadata: { namespace: "ns", n
 
 type WatchScript = (res: http.ServerResponse, query: URLSearchParams) => void;
 
+/**
+ * What failed inside a server callback (an assertion about the request, say):
+ * `until` throws it at once, so it fails the test as itself, not as a timeout.
+ */
+const serverFailures: unknown[] = [];
+
 /** Serves `GET /things`: lists from `lists`, watches from `watches`, one per request, in order. */
 async function scriptedServer(lists: (Obj[] | number)[], watches: WatchScript[]) {
   const seen: { watch: boolean; query: URLSearchParams }[] = [];
@@ -29,7 +35,12 @@ async function scriptedServer(lists: (Obj[] | number)[], watches: WatchScript[])
       if (!script) return void res.writeHead(500).end("{}");
       res.writeHead(200, { "content-type": "application/json" });
       res.flushHeaders();
-      script(res, url.searchParams);
+      try {
+        script(res, url.searchParams);
+      } catch (err) {
+        serverFailures.push(err);
+        res.destroy();
+      }
       return;
     }
     const list = lists.shift();
@@ -59,6 +70,9 @@ const log = pino({ level: "silent" });
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0)) await c();
+  // A failure no `until` saw still fails the test that caused it.
+  const missed = serverFailures.splice(0);
+  if (missed.length > 0) throw missed[0];
 });
 
 function start(
@@ -84,6 +98,8 @@ function start(
 async function until(what: string, cond: () => boolean, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
   while (!cond()) {
+    const failure = serverFailures.shift();
+    if (failure !== undefined) throw failure;
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 10));
   }

@@ -81,7 +81,7 @@ export class WorkQueue {
   /** Keys that must be processed (again): queued, or to be queued on `done`. */
   private readonly dirty = new Set<string>();
   private readonly processing = new Set<string>();
-  private readonly delayed = new Map<string, { at: number; timer: unknown }>();
+  private readonly delayed = new Map<string, { dueAt: number; timer: unknown }>();
   private readonly queuedAt = new Map<string, number>();
   private readonly startedAt = new Map<string, number>();
   private readonly waiters: Record<Lane, Waiter[]> = { route: [], snapshot: [] };
@@ -151,17 +151,17 @@ export class WorkQueue {
       this.insert(key);
       return;
     }
-    const at = this.clock.now() + ms;
+    const dueAt = this.clock.now() + ms;
     const pending = this.delayed.get(key);
     if (pending) {
-      if (pending.at <= at) return;
+      if (pending.dueAt <= dueAt) return;
       this.clock.clearTimeout(pending.timer);
     }
     const timer = this.clock.setTimeout(() => {
       this.delayed.delete(key);
       this.insert(key);
     }, ms);
-    this.delayed.set(key, { at, timer });
+    this.delayed.set(key, { dueAt, timer });
   }
 
   /** Adds `key` after its backoff (and the overall bucket) allows; counts a retry. */

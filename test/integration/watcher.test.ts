@@ -9,13 +9,13 @@ import type { ServerResponse } from "node:http";
 import os from "node:os";
 import path from "node:path";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildCrd } from "../../src/api/crd.js";
 import { createCa, issueCertificate } from "../../src/certs/pki.js";
 import { SNAPSHOT_KEY } from "../../src/reconcile/protocol.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startCli } from "../harness/operator.js";
-import { sleep, waitFor, type Supervised } from "../harness/process.js";
+import { sleep, waitFor as waitForHarness, type Supervised } from "../harness/process.js";
 
 interface Call {
   key: string;
@@ -31,6 +31,11 @@ class Recorder {
   readonly calls: Call[] = [];
   readonly overlaps: string[] = [];
   readonly rejected: string[] = [];
+  /** What went wrong inside the server's callback: the tests' waits throw it at once. */
+  readonly failures: unknown[] = [];
+  private fail!: (err: unknown) => void;
+  /** Rejects with the first failure inside the server's callback. */
+  readonly failed: Promise<never> = new Promise<never>((_, reject) => (this.fail = reject));
   private readonly inFlight = new Map<string, string>();
   maxRouteConcurrency = 0;
   maxSnapshotConcurrency = 0;
@@ -42,7 +47,10 @@ class Recorder {
   constructor(
     private readonly tokens: Map<string, string>,
     private readonly tls: { cert: string; key: string },
-  ) {}
+  ) {
+    // Raced by every wait; a failure nobody waits on is caught by afterEach.
+    this.failed.catch(() => undefined);
+  }
 
   async start(): Promise<void> {
     this.server = https.createServer(this.tls, (req, res) => {
@@ -50,7 +58,16 @@ class Recorder {
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on(
         "end",
-        () => void this.answer(req.headers.authorization ?? "", Buffer.concat(chunks).toString(), res),
+        () =>
+          void this.answer(req.headers.authorization ?? "", Buffer.concat(chunks).toString(), res).catch(
+            (err: unknown) => {
+              this.failures.push(err);
+              this.fail(err);
+              res
+                .writeHead(500, { "content-type": "application/json" })
+                .end(JSON.stringify({ error: String(err) }));
+            },
+          ),
       );
     });
     await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
@@ -197,6 +214,13 @@ describe("edge-operator watch", () => {
       spec: { ports: [{ port: 80 }] },
     }));
     await kubectl(["apply", "-f", "-"], list(services));
+  });
+
+  /** The harness's wait, failing at once with whatever went wrong inside the fake /reconcile server. */
+  const waitFor = <T>(what: string, fn: () => Promise<T | undefined>, timeoutMs?: number, everyMs?: number) =>
+    Promise.race([waitForHarness(what, fn, timeoutMs, everyMs), recorder.failed]);
+  afterEach(() => {
+    expect(recorder?.failures ?? []).toEqual([]);
   });
 
   afterAll(async () => {

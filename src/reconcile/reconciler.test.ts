@@ -1,0 +1,220 @@
+// The reconciler's decisions, against a fake KubeClient that answers as the
+// apiserver does (409 on a stale resourceVersion, 422 on a failed JSON Patch
+// test) and the real memory data plane. What it must never do is the point:
+// write a status twice, drop a finalizer before the push, or throw on a
+// conflict that the next reconcile settles.
+
+import { describe, expect, it } from "vitest";
+import { FINALIZER, type EdgeRouteV2 } from "../api/types.js";
+import { MemoryDataPlane } from "../dataplane/memory.js";
+import { silentLogger } from "../observability/logger.js";
+import { apiError, FakeKube } from "../../test/fixtures/fake-kube.js";
+import { kubeEventRecorder } from "./events.js";
+import { SNAPSHOT_KEY } from "./protocol.js";
+import { Reconciler, type ReconcilerOptions } from "./reconciler.js";
+
+const log = silentLogger();
+
+function route(name: string, extra: Partial<EdgeRouteV2["metadata"]> = {}): EdgeRouteV2 {
+  return {
+    apiVersion: "net.10xdev.io/v2",
+    kind: "EdgeRoute",
+    metadata: {
+      namespace: "shop",
+      name,
+      uid: `uid-${name}`,
+      creationTimestamp: "2026-01-01T00:00:00Z",
+      finalizers: [FINALIZER],
+      ...extra,
+    },
+    spec: {
+      hostnames: [`${name}.example.com`],
+      rules: [
+        {
+          matches: [{ path: { type: "PathPrefix", value: "/" } }],
+          backends: [{ name: "checkout", port: 80 }],
+        },
+      ],
+    },
+  };
+}
+
+const checkout = {
+  metadata: { namespace: "shop", name: "checkout" },
+  spec: { ports: [{ port: 80, targetPort: 8080 }] },
+};
+
+function setup(opts: ReconcilerOptions = {}): {
+  kube: FakeKube;
+  dataPlane: MemoryDataPlane;
+  reconciler: Reconciler;
+} {
+  const kube = new FakeKube();
+  kube.services.push(checkout);
+  const dataPlane = new MemoryDataPlane();
+  const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, log), log, opts);
+  return { kube, dataPlane, reconciler };
+}
+
+const conditionsOf = (r: EdgeRouteV2 | undefined): string[] =>
+  (r?.status?.conditions ?? []).map((c) => `${c.type}=${c.status}(${c.reason})`).sort();
+
+describe("Reconciler, the snapshot key", () => {
+  it("writes within its budget, hands the rest to the next call, and never writes a status twice", async () => {
+    const { kube, dataPlane, reconciler } = setup({ writeConcurrency: 1, writeBudgetMs: 30 });
+    for (let i = 0; i < 40; i++) kube.addRoute(route(`r${String(i).padStart(2, "0")}`));
+    // Each status write takes a while, as it does against a busy apiserver.
+    kube.latency = (call) => (call.method === "PATCH" && call.path.endsWith("/status") ? 5 : 0);
+    const first = await reconciler.reconcile(SNAPSHOT_KEY);
+    const writtenFirst = kube.count("PATCH", "/status");
+    expect(writtenFirst).toBeGreaterThan(0);
+    expect(writtenFirst).toBeLessThan(40);
+    expect(first).toMatchObject({ result: "done", enqueue: [SNAPSHOT_KEY] });
+    expect(first.did.join(" ")).toContain(`${40 - writtenFirst} route(s) left for the next call`);
+
+    kube.latency = undefined;
+    // The next call, with time to spare, writes exactly the ones left.
+    const unhurried = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, log), log, {
+      writeBudgetMs: 60_000,
+    });
+    const second = await unhurried.reconcile(SNAPSHOT_KEY);
+    expect(second.enqueue).toBeUndefined();
+    expect(kube.count("PATCH", "/status")).toBe(40);
+    for (const r of kube.routes.values())
+      expect(conditionsOf(r)).toEqual(["Accepted=True(Valid)", "Programmed=True(Synced)"]);
+    const third = await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(third.did).toEqual([expect.stringMatching(/unchanged; nothing to write$/)]);
+    expect(kube.count("PATCH", "/status")).toBe(40);
+  });
+
+  it("takes a 409 or 422 on a status write as 'the route moved on': no throw, no event, the next reconcile writes", async () => {
+    for (const status of [409, 422]) {
+      const { kube, reconciler } = setup();
+      kube.addRoute(route("r1"));
+      kube.intercept = (call) =>
+        call.method === "PATCH" && call.path.endsWith("/status")
+          ? Promise.reject(apiError(status, "Conflict"))
+          : undefined;
+      const out = await reconciler.reconcile(SNAPSHOT_KEY);
+      expect(out.result).toBe("done");
+      expect(out.did.join(" ")).not.toContain("status written");
+      expect(kube.events).toEqual([]);
+      expect(conditionsOf(kube.route("shop/r1"))).toEqual([]);
+
+      kube.intercept = undefined;
+      expect((await reconciler.reconcile(SNAPSHOT_KEY)).did.join(" ")).toContain(
+        "status written on 1 route(s)",
+      );
+      expect(conditionsOf(kube.route("shop/r1"))).toEqual([
+        "Accepted=True(Valid)",
+        "Programmed=True(Synced)",
+      ]);
+    }
+  });
+
+  it("fails the reconcile on any other apiserver error, so the watcher retries it", async () => {
+    const { kube, reconciler } = setup();
+    kube.addRoute(route("r1"));
+    kube.intercept = (call) =>
+      call.method === "PATCH" && call.path.endsWith("/status")
+        ? Promise.reject(apiError(500, "InternalError"))
+        : undefined;
+    await expect(reconciler.reconcile(SNAPSHOT_KEY)).rejects.toMatchObject({ status: 500 });
+  });
+
+  it("releases a deleted route's finalizer only once a snapshot without it is pushed", async () => {
+    const { kube, dataPlane, reconciler } = setup();
+    kube.addRoute(route("keep"));
+    kube.addRoute(route("gone"));
+    await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(dataPlane.state().routes).toEqual(["shop/gone", "shop/keep"]);
+
+    const gone = kube.route("shop/gone") as EdgeRouteV2;
+    kube.routes.set("shop/gone", {
+      ...gone,
+      metadata: { ...gone.metadata, deletionTimestamp: new Date().toISOString() },
+    });
+    const out = await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(out.did).toContain("released the finalizer of 1 deleted route(s)");
+    expect(dataPlane.state().routes).toEqual(["shop/keep"]);
+    expect(kube.route("shop/gone")).toBeUndefined();
+    // The release carried its preconditions: never a blind replace.
+    const release = kube.calls.find((c) => c.method === "PATCH" && c.path.endsWith("/edgeroutes/gone"));
+    expect(release?.body).toEqual(
+      expect.arrayContaining([
+        { op: "test", path: "/metadata/resourceVersion", value: gone.metadata.resourceVersion },
+        { op: "test", path: "/metadata/finalizers/0", value: FINALIZER },
+      ]),
+    );
+  });
+
+  it("keeps the finalizer while pushes fail, and says DeprogramStuck with a Warning past the deprogram timeout", async () => {
+    const { kube, dataPlane, reconciler } = setup({ deprogramTimeoutMs: 60_000 });
+    kube.addRoute(route("keep"));
+    kube.addRoute(route("recent", { deletionTimestamp: new Date(Date.now() - 1_000).toISOString() }));
+    kube.addRoute(route("old", { deletionTimestamp: new Date(Date.now() - 120_000).toISOString() }));
+    dataPlane.failNext(1_000);
+
+    const out = await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(out.result).toBe("requeue");
+    expect(out.did).toContain("1 deleted route(s) stuck waiting for the data plane");
+    expect(kube.route("shop/recent")?.metadata.finalizers).toEqual([FINALIZER]);
+    expect(kube.route("shop/old")?.metadata.finalizers).toEqual([FINALIZER]);
+    expect(conditionsOf(kube.route("shop/old"))).toEqual(["Programmed=False(DeprogramStuck)"]);
+    expect(conditionsOf(kube.route("shop/recent"))).toEqual([]);
+    expect(kube.events).toContainEqual(
+      expect.objectContaining({ name: "old", type: "Warning", reason: "DeprogramStuck" }),
+    );
+    // Said once: the next failing reconcile writes nothing new for it.
+    const writes = kube.count("PATCH", "/edgeroutes/old/status");
+    await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(kube.count("PATCH", "/edgeroutes/old/status")).toBe(writes);
+  });
+
+  it("takes a failed release precondition (422) as 'the route moved on', and releases at the next reconcile", async () => {
+    const { kube, reconciler } = setup();
+    kube.addRoute(route("gone", { deletionTimestamp: new Date().toISOString() }));
+    kube.addRoute(route("keep"));
+    let refused = false;
+    kube.intercept = (call) => {
+      if (refused || call.method !== "PATCH" || !call.path.endsWith("/edgeroutes/gone")) return undefined;
+      refused = true;
+      return Promise.reject(apiError(422, "Invalid"));
+    };
+    const out = await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(out.did.join(" ")).not.toContain("released");
+    expect(kube.route("shop/gone")).toBeDefined();
+    expect((await reconciler.reconcile(SNAPSHOT_KEY)).did).toContain(
+      "released the finalizer of 1 deleted route(s)",
+    );
+    expect(kube.route("shop/gone")).toBeUndefined();
+  });
+});
+
+describe("Reconciler, a route key", () => {
+  it("says ServiceNotFound at once and hands the rest to the snapshot key", async () => {
+    const { kube, reconciler } = setup();
+    kube.services.length = 0;
+    kube.addRoute(route("r1"));
+    const out = await reconciler.reconcile("shop/r1");
+    expect(out).toEqual({
+      result: "done",
+      did: ["shop/r1: ServiceNotFound (status written)"],
+      enqueue: [SNAPSHOT_KEY],
+    });
+    expect(conditionsOf(kube.route("shop/r1"))).toEqual([
+      "Accepted=False(ServiceNotFound)",
+      "Programmed=False(Pending)",
+    ]);
+    expect(kube.events).toContainEqual(
+      expect.objectContaining({ type: "Warning", reason: "ServiceNotFound" }),
+    );
+  });
+
+  it("refuses a key that is neither namespace/name nor the snapshot key", async () => {
+    const { reconciler } = setup();
+    await expect(reconciler.reconcile("no-slash")).rejects.toThrow(
+      /must be "namespace\/name" or "\$snapshot"/,
+    );
+  });
+});
