@@ -1,5 +1,6 @@
 // The express app: health, readiness, metrics, and the JSON handlers it is given.
 
+import { setMaxListeners } from "node:events";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
@@ -27,6 +28,8 @@ const CHUNK_CHARS = 64 * 1024;
 /** Aborted when the connection closes before the answer was sent: the caller gave up or went away. */
 function callerGone(res: Response): AbortSignal {
   const gone = new AbortController();
+  // Every apiserver call of a reconcile listens on it, 32 at once while statuses are written.
+  setMaxListeners(0, gone.signal);
   res.on("close", () => {
     if (!res.writableFinished) gone.abort();
   });
