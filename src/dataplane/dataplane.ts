@@ -4,6 +4,7 @@
 // `Programmed=False` with the reason and message given here.
 
 import type { Snapshot } from "../envoy/snapshot.js";
+import type { ReadRevision } from "./read-revision.js";
 
 // Sinks word their failures with the apiserver's own message, as every caller does.
 export { errorMessage } from "../kube/errors.js";
@@ -11,16 +12,46 @@ export { errorMessage } from "../kube/errors.js";
 export type ProgramFailureReason = "PushFailed" | "SnapshotTooLarge" | "Rejected" | "NoDataPlane" | "Pending";
 
 export type ProgramResult =
-  /** `pushed: false` when the data plane already held this version: nothing was written. */
+  /** `pushed: false` when the data plane already held this version: its routes did not change. */
   | { readonly ok: true; readonly version: string; readonly pushed: boolean }
+  /** The data plane holds a snapshot read later than this one: nothing was written, and a newer reconcile owns the outcome. */
+  | { readonly ok: false; readonly version: string; readonly reason: "Superseded"; readonly message: string }
   | {
       readonly ok: false;
       readonly version: string;
       readonly reason: ProgramFailureReason;
+      /**
+       * For every route's Programmed condition: the same words for the same
+       * failure, whatever the snapshot, so that a data plane failing retry after
+       * retry rewrites no route's status.
+       */
       readonly message: string;
       /** No data-plane client holds any version: nothing serves a deleted route either (xds, none connected). */
       readonly unserved?: boolean;
+      /** This push's own words (sizes, versions, the apiserver's answer): for the log and one event. */
+      readonly detail: string;
     };
+
+export interface ProgramOptions {
+  /** When the snapshot's inputs were read: a data plane never takes a snapshot read before the one it holds. */
+  readonly read?: ReadRevision;
+  /**
+   * Record `read` even when the data plane already serves this version. A
+   * reconcile asks for it before it releases finalizers: after that, no
+   * reconcile that read the routes earlier can push a released route back.
+   */
+  readonly fence?: boolean;
+  /** The caller went away: stop, write nothing more. */
+  readonly signal?: AbortSignal;
+}
+
+/** The object a data plane's failures are recorded on as events, when it has one. */
+export interface DataPlaneObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+}
 
 export interface DataPlane {
   /** For logs and metrics: `memory`, `envoy-configmap`, `xds`. */
@@ -30,12 +61,24 @@ export interface DataPlane {
    * must be told when the set of routes goes empty too (xds).
    */
   readonly keepsServing?: boolean;
-  /** Makes the data plane serve this snapshot, unless it already does. Never rejects. */
-  program(snapshot: Snapshot): Promise<ProgramResult>;
+  /** Where a push failure's details are recorded as events; absent for the memory sink. */
+  readonly object?: DataPlaneObject;
+  /** Makes the data plane serve this snapshot, unless it already does or holds a newer read. Never rejects, except when aborted. */
+  program(snapshot: Snapshot, opts?: ProgramOptions): Promise<ProgramResult>;
   /**
    * The version the data plane serves now, read from the data plane itself so
    * that it survives a restart of the operator; undefined when nothing was pushed
    * yet. Rejects when the data plane cannot be reached.
    */
-  current(): Promise<string | undefined>;
+  current(signal?: AbortSignal): Promise<string | undefined>;
+}
+
+/** An abort is not a push failure: it goes up to the caller, who is gone. */
+export function isAbort(err: unknown, signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true || (err instanceof Error && err.name === "AbortError");
+}
+
+/** A failed push's own words; undefined when the push did not fail (taken, or superseded). */
+export function failureDetail(result: ProgramResult): string | undefined {
+  return !result.ok && result.reason !== "Superseded" ? result.detail : undefined;
 }

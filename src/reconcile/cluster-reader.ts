@@ -48,37 +48,49 @@ export function slimRoute(route: EdgeRouteV2): EdgeRouteV2 {
     ...(route.status ? { status: route.status } : {}),
   };
 }
+/** A whole LIST, and the resourceVersion it was read at: when the snapshot's inputs were read. */
+export interface Listed<T> {
+  readonly items: T[];
+  readonly resourceVersion: string | undefined;
+}
+
 export class ClusterReader {
   constructor(private readonly kube: KubeClient) {}
 
   /** Every EdgeRoute, read as v2 (the hub), in all namespaces. */
-  async listRoutes(): Promise<EdgeRouteV2[]> {
-    return (await listAll<EdgeRouteV2>(this.kube, edgeRoutesPath(), { slim: slimRoute })).items;
+  listRoutes(signal?: AbortSignal): Promise<Listed<EdgeRouteV2>> {
+    return listAll<EdgeRouteV2>(this.kube, edgeRoutesPath(), { slim: slimRoute, signal });
   }
 
-  async getRoute(namespace: string, name: string): Promise<EdgeRouteV2 | undefined> {
+  async getRoute(namespace: string, name: string, signal?: AbortSignal): Promise<EdgeRouteV2 | undefined> {
     try {
-      return await this.kube.json<EdgeRouteV2>("GET", edgeRoutePath(namespace, name), { timeoutMs: 15_000 });
+      return await this.kube.json<EdgeRouteV2>("GET", edgeRoutePath(namespace, name), {
+        timeoutMs: 15_000,
+        signal,
+      });
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw e;
     }
   }
 
-  async getService(namespace: string, name: string): Promise<V1Service | undefined> {
+  async getService(namespace: string, name: string, signal?: AbortSignal): Promise<V1Service | undefined> {
     try {
-      return await this.kube.json<V1Service>("GET", servicePath(namespace, name), { timeoutMs: 15_000 });
+      return await this.kube.json<V1Service>("GET", servicePath(namespace, name), {
+        timeoutMs: 15_000,
+        signal,
+      });
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw e;
     }
   }
 
-  async listServices(): Promise<V1Service[]> {
-    return (await listAll<V1Service>(this.kube, SERVICES_PATH)).items;
+  listServices(signal?: AbortSignal): Promise<Listed<V1Service>> {
+    return listAll<V1Service>(this.kube, SERVICES_PATH, { signal });
   }
 
-  async listEndpointSlices(): Promise<V1EndpointSlice[]> {
-    return (await listAll<V1EndpointSlice>(this.kube, ENDPOINT_SLICES_PATH)).items;
+  listEndpointSlices(signal?: AbortSignal): Promise<Listed<V1EndpointSlice>> {
+    return listAll<V1EndpointSlice>(this.kube, ENDPOINT_SLICES_PATH, { signal });
   }
 }

@@ -13,8 +13,31 @@ import { EventCorrelator, type EventKey } from "./event-correlator.js";
 
 export type EventType = "Normal" | "Warning";
 
+/** What an event is about: a route, or the data plane's own object (its ConfigMap). */
+export interface EventSubject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+}
+
 export interface EventRecorder {
   record(route: EdgeRouteV2, type: EventType, reason: string, message: string): Promise<void>;
+  /** The same, about any object. */
+  recordOn(subject: EventSubject, type: EventType, reason: string, message: string): Promise<void>;
+}
+
+export function routeSubject(route: EdgeRouteV2): EventSubject {
+  return {
+    apiVersion: route.apiVersion,
+    kind: route.kind,
+    namespace: route.metadata.namespace ?? "default",
+    name: route.metadata.name ?? "",
+    uid: route.metadata.uid,
+    resourceVersion: route.metadata.resourceVersion,
+  };
 }
 
 export const COMPONENT = "edge-operator";
@@ -25,63 +48,71 @@ export function kubeEventRecorder(
   correlator: EventCorrelator = new EventCorrelator(),
 ): EventRecorder {
   const instance = os.hostname();
-  return {
-    async record(route, type, reason, message) {
-      const ns = route.metadata.namespace ?? "default";
-      const name = route.metadata.name ?? "";
-      const now = nowRfc3339();
-      const key: EventKey = { object: route.metadata.uid ?? `${ns}/${name}`, type, reason };
-      const decision = correlator.decide(key);
-      if (decision.action === "drop") {
-        log.debug({ route: `${ns}/${name}`, reason }, "event dropped: too many for this route");
-        return;
-      }
-      const events = `/api/v1/namespaces/${encodeURIComponent(ns)}/events`;
-      if (decision.action === "bump") {
-        try {
-          await kube.json("PATCH", `${events}/${encodeURIComponent(decision.name)}`, {
-            body: { count: decision.count, lastTimestamp: now, message: message.slice(0, 1024) },
-            contentType: "application/merge-patch+json",
-            timeoutMs: 5000,
-          });
-          return;
-        } catch (err) {
-          if (kubeStatus(err) !== 404) {
-            log.warn({ err, route: `${ns}/${name}`, reason }, "could not record event");
-            return;
-          }
-          // The Event expired: record a new one.
-          correlator.forget(key);
-        }
-      }
-      const body = {
-        apiVersion: "v1",
-        kind: "Event",
-        metadata: { name: `${name}.${randomBytes(8).toString("hex")}`, namespace: ns },
-        involvedObject: {
-          apiVersion: route.apiVersion,
-          kind: route.kind,
-          name,
-          namespace: ns,
-          uid: route.metadata.uid,
-          resourceVersion: route.metadata.resourceVersion,
-        },
-        reason,
-        message: message.slice(0, 1024),
-        type,
-        source: { component: COMPONENT },
-        reportingComponent: COMPONENT,
-        reportingInstance: instance,
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
-      };
+  const recordOn = async (
+    subject: EventSubject,
+    type: EventType,
+    reason: string,
+    message: string,
+  ): Promise<void> => {
+    const ns = subject.namespace;
+    const name = subject.name;
+    const object = `${subject.kind} ${ns}/${name}`;
+    const now = nowRfc3339();
+    const key: EventKey = { object: subject.uid ?? `${subject.kind}/${ns}/${name}`, type, reason };
+    const decision = correlator.decide(key);
+    if (decision.action === "drop") {
+      log.debug({ object, reason }, "event dropped: too many for this object");
+      return;
+    }
+    const events = `/api/v1/namespaces/${encodeURIComponent(ns)}/events`;
+    if (decision.action === "bump") {
       try {
-        await kube.json("POST", events, { body, timeoutMs: 5000 });
-        correlator.created(key, body.metadata.name);
+        await kube.json("PATCH", `${events}/${encodeURIComponent(decision.name)}`, {
+          body: { count: decision.count, lastTimestamp: now, message: message.slice(0, 1024) },
+          contentType: "application/merge-patch+json",
+          timeoutMs: 5000,
+        });
+        return;
       } catch (err) {
-        log.warn({ err, route: `${ns}/${name}`, reason }, "could not record event");
+        if (kubeStatus(err) !== 404) {
+          log.warn({ err, object, reason }, "could not record event");
+          return;
+        }
+        // The Event expired: record a new one.
+        correlator.forget(key);
       }
-    },
+    }
+    const body = {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: `${name}.${randomBytes(8).toString("hex")}`, namespace: ns },
+      involvedObject: {
+        apiVersion: subject.apiVersion,
+        kind: subject.kind,
+        name,
+        namespace: ns,
+        uid: subject.uid,
+        resourceVersion: subject.resourceVersion,
+      },
+      reason,
+      message: message.slice(0, 1024),
+      type,
+      source: { component: COMPONENT },
+      reportingComponent: COMPONENT,
+      reportingInstance: instance,
+      firstTimestamp: now,
+      lastTimestamp: now,
+      count: 1,
+    };
+    try {
+      await kube.json("POST", events, { body, timeoutMs: 5000 });
+      correlator.created(key, body.metadata.name);
+    } catch (err) {
+      log.warn({ err, object, reason }, "could not record event");
+    }
+  };
+  return {
+    record: (route, type, reason, message) => recordOn(routeSubject(route), type, reason, message),
+    recordOn,
   };
 }

@@ -43,6 +43,7 @@ export async function releaseFinalizer(
   route: EdgeRouteV2,
   reason?: string,
   path: string = edgeRoutePath(route.metadata.namespace ?? "", route.metadata.name ?? ""),
+  signal?: AbortSignal,
 ): Promise<boolean> {
   const patch = releasePatch(route, reason);
   if (!patch) return false;
@@ -50,6 +51,7 @@ export async function releaseFinalizer(
     body: patch,
     contentType: "application/json-patch+json",
     timeoutMs: 15_000,
+    signal,
   });
   // A mutating webhook could have put it back in the same write: say so, never "released".
   if (after.metadata?.finalizers?.includes(FINALIZER)) {

@@ -11,7 +11,7 @@ import { silentLogger } from "../observability/logger.js";
 import { apiError, FakeKube } from "../../test/fixtures/fake-kube.js";
 import { kubeEventRecorder } from "./events.js";
 import { SNAPSHOT_KEY } from "./protocol.js";
-import { Reconciler, type ReconcilerOptions } from "./reconciler.js";
+import { ReconcileAbortedError, Reconciler, type ReconcilerOptions } from "./reconciler.js";
 
 const log = silentLogger();
 
@@ -216,5 +216,119 @@ describe("Reconciler, a route key", () => {
     await expect(reconciler.reconcile("no-slash")).rejects.toThrow(
       /must be "namespace\/name" or "\$snapshot"/,
     );
+  });
+});
+
+describe("Reconciler, a stale read and a failing data plane (issue 12, items 2 and 4)", () => {
+  /** A hook that holds a reconcile between its reads and its push until released. */
+  function hold() {
+    let release!: () => void;
+    let arrived!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    const reached = new Promise<void>((r) => (arrived = r));
+    const hook = (signal: AbortSignal | undefined): Promise<void> =>
+      new Promise<void>((resolve, reject) => {
+        arrived();
+        void released.then(resolve);
+        signal?.addEventListener("abort", () => reject(signal.reason), { once: true });
+      });
+    return { hook, reached, release };
+  }
+
+  const terminate = (kube: FakeKube, key: string): void => {
+    const r = kube.route(key) as EdgeRouteV2;
+    kube.addRoute({ ...r, metadata: { ...r.metadata, deletionTimestamp: new Date().toISOString() } });
+  };
+
+  it("a reconcile that read before the data plane's snapshot pushes nothing, writes nothing, and asks for one more call", async () => {
+    const { kube, dataPlane, reconciler } = setup();
+    kube.addRoute(route("keep"));
+    kube.addRoute(route("x"));
+    await reconciler.reconcile(SNAPSHOT_KEY);
+    kube.addRoute(route("late"));
+    const gate = hold();
+    const stalled = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, log), log, {
+      beforePush: gate.hook,
+    });
+    const old = stalled.reconcile(SNAPSHOT_KEY);
+    await gate.reached;
+    terminate(kube, "shop/x");
+    expect((await reconciler.reconcile(SNAPSHOT_KEY)).did).toContain(
+      "released the finalizer of 1 deleted route(s)",
+    );
+    const callsBefore = kube.calls.length;
+    gate.release();
+    const out = await old;
+    expect(out.result).toBe("done");
+    expect(out.enqueue).toEqual([SNAPSHOT_KEY]);
+    expect(out.did.join(" ")).toMatch(/not pushed: read at routes=\d+/);
+    expect(dataPlane.state().routes).toEqual(["shop/keep", "shop/late"]);
+    // Nothing but the data plane's own reads after waking: no status, no finalizer.
+    expect(kube.calls.slice(callsBefore).filter((c) => c.method !== "GET")).toEqual([]);
+  });
+
+  it("fences before a release even when it has nothing to push", async () => {
+    const { kube, dataPlane, reconciler } = setup();
+    kube.addRoute(route("keep"));
+    await reconciler.reconcile(SNAPSHOT_KEY);
+    const heldBefore = dataPlane.state().readRevision;
+    kube.addRoute(route("brief"));
+    terminate(kube, "shop/brief");
+    const out = await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(out.did).toContain("released the finalizer of 1 deleted route(s)");
+    expect(out.did.join(" ")).not.toContain("pushed snapshot");
+    expect(dataPlane.state().readRevision).not.toBe(heldBefore);
+    // With nothing terminating, an unchanged state records nothing.
+    kube.bump();
+    const fenced = dataPlane.state().readRevision;
+    await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(dataPlane.state().readRevision).toBe(fenced);
+  });
+
+  it("a failing data plane costs one status write per route, once, however its words change from push to push", async () => {
+    const { kube, dataPlane, reconciler } = setup();
+    for (let i = 0; i < 10; i++) kube.addRoute(route(`r${i}`));
+    await reconciler.reconcile(SNAPSHOT_KEY);
+    const synced = kube.count("PATCH", "/status");
+    expect(synced).toBe(10);
+    dataPlane.failNext(1_000);
+    for (let i = 0; i < 6; i++) {
+      // A new endpoint each time: a new snapshot, refused with a new detail.
+      kube.endpointSlices.splice(0, kube.endpointSlices.length, {
+        metadata: {
+          namespace: "shop",
+          name: "checkout-1",
+          labels: { "kubernetes.io/service-name": "checkout" },
+        },
+        addressType: "IPv4",
+        ports: [{ port: 8080 }],
+        endpoints: [{ addresses: [`10.0.0.${i + 1}`], conditions: { ready: true } }],
+      });
+      kube.bump();
+      const out = await reconciler.reconcile(SNAPSHOT_KEY);
+      expect(out.result).toBe("requeue");
+    }
+    expect(dataPlane.state().failures).toBe(6);
+    expect(kube.count("PATCH", "/status") - synced).toBe(10);
+    expect(conditionsOf(kube.route("shop/r0"))).toEqual([
+      "Accepted=True(Valid)",
+      "Programmed=False(PushFailed)",
+    ]);
+  });
+
+  it("stops when its caller goes away: no push, no write", async () => {
+    const { kube, dataPlane } = setup();
+    kube.addRoute(route("r1"));
+    const gate = hold();
+    const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, log), log, {
+      beforePush: gate.hook,
+    });
+    const caller = new AbortController();
+    const call = reconciler.reconcile(SNAPSHOT_KEY, caller.signal);
+    await gate.reached;
+    caller.abort();
+    await expect(call).rejects.toBeInstanceOf(ReconcileAbortedError);
+    expect(dataPlane.state().pushes).toBe(0);
+    expect(kube.calls.filter((c) => c.method !== "GET")).toEqual([]);
   });
 });

@@ -42,6 +42,7 @@ import {
   type SnapshotOptions,
 } from "../envoy/snapshot.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
+import { readRevision, type ReadRevision } from "../dataplane/read-revision.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
 
 /** What a reconcile answers: the /reconcile reply. */
@@ -59,12 +60,31 @@ export interface ReconcilerOptions {
   clientWaitRequeueMs?: number;
   /** Where to report; a registry of its own when absent (tests). */
   metrics?: ReconcileMetrics;
+  /**
+   * Runs between a snapshot reconcile's reads and its push. Fault tests use it
+   * to stall a reconcile in the window where an older snapshot could land
+   * after a newer one; nothing else should.
+   */
+  beforePush?: (signal: AbortSignal | undefined) => Promise<void>;
 }
+
+/** Why a reconcile stopped half way: whoever asked for it went away. */
+export class ReconcileAbortedError extends Error {
+  constructor() {
+    super("the caller went away; the reconcile stopped");
+    this.name = "ReconcileAbortedError";
+  }
+}
+
+/** What came of a push: taken (or already served), failed, or refused as read before what the data plane holds. */
+type Pushed = PushVerdict | { readonly ok: false; readonly reason: "Superseded"; readonly message: string };
 
 export class Reconciler {
   private readonly read: ClusterReader;
   private readonly metrics: ReconcileMetrics;
   private readonly inFlight = new Map<string, number>();
+  /** The last push failure recorded as an event on the data plane's object: the same words once, not per retry. */
+  private lastFailureEvent: string | undefined;
 
   constructor(
     private readonly kube: KubeClient,
@@ -77,7 +97,11 @@ export class Reconciler {
     this.metrics = opts.metrics ?? createReconcileMetrics(new Registry());
   }
 
-  async reconcile(key: string): Promise<ReconcileResult> {
+  /**
+   * `signal` is the caller's: when it goes away (lost leadership, a drain, a
+   * timeout) the reconcile stops at its next step and writes nothing more.
+   */
+  async reconcile(key: string, signal?: AbortSignal): Promise<ReconcileResult> {
     const kind = key === SNAPSHOT_KEY ? "snapshot" : "route";
     const end = this.metrics.duration.startTimer({ kind });
     // Counted, not prevented: the watcher's queue is what keeps one key to one
@@ -88,10 +112,15 @@ export class Reconciler {
     }
     this.inFlight.set(key, (this.inFlight.get(key) ?? 0) + 1);
     try {
-      const out = key === SNAPSHOT_KEY ? await this.reconcileSnapshot() : await this.reconcileRoute(key);
+      const out =
+        key === SNAPSHOT_KEY ? await this.reconcileSnapshot(signal) : await this.reconcileRoute(key, signal);
       end({ result: out.result });
       return out;
     } catch (e) {
+      if (signal?.aborted) {
+        end({ result: "aborted" });
+        throw new ReconcileAbortedError();
+      }
       end({ result: "error" });
       throw e;
     } finally {
@@ -105,9 +134,11 @@ export class Reconciler {
   private async writeStatus(
     route: EdgeRouteV2,
     desired: readonly DesiredCondition[],
+    signal: AbortSignal | undefined,
   ): Promise<EdgeRouteStatus | undefined> {
     const status = nextStatus(route.status, desired, route.metadata.generation, nowRfc3339());
     if (!status) return undefined;
+    signal?.throwIfAborted();
     try {
       // The resourceVersion makes this a compare-and-swap: a status computed from a
       // stale read never lands.
@@ -118,6 +149,7 @@ export class Reconciler {
           body: { metadata: { resourceVersion: route.metadata.resourceVersion }, status },
           contentType: "application/merge-patch+json",
           timeoutMs: 15_000,
+          signal,
         },
       );
       this.metrics.statusWrites.inc();
@@ -141,13 +173,13 @@ export class Reconciler {
     }
   }
 
-  async reconcileRoute(key: string): Promise<ReconcileResult> {
+  async reconcileRoute(key: string, signal?: AbortSignal): Promise<ReconcileResult> {
     const ref = parseRouteKey(key);
     if (!ref)
       throw new ReconcileInputError(
         `key ${JSON.stringify(key)}: must be "namespace/name" or "${SNAPSHOT_KEY}"`,
       );
-    const route = await this.read.getRoute(ref.namespace, ref.name);
+    const route = await this.read.getRoute(ref.namespace, ref.name, signal);
     if (!route) return { result: "done", did: [`${key}: gone`], enqueue: [SNAPSHOT_KEY] };
     if (route.metadata.deletionTimestamp) {
       // Deprogramming is the snapshot's job: it pushes a snapshot without the route first.
@@ -162,7 +194,7 @@ export class Reconciler {
     const services = new Map<string, ServiceEndpoints>();
     await Promise.all(
       backendServices(route).map(async (name) => {
-        const svc = await this.read.getService(ref.namespace, name);
+        const svc = await this.read.getService(ref.namespace, name, signal);
         if (svc) services.set(serviceKey(ref.namespace, name), serviceEndpoints(svc, []));
       }),
     );
@@ -174,7 +206,7 @@ export class Reconciler {
         reason: check.reason,
         message: check.message,
       };
-      const wrote = await this.writeStatus(route, [accepted, pendingNotAccepted]);
+      const wrote = await this.writeStatus(route, [accepted, pendingNotAccepted], signal);
       return {
         result: "done",
         did: [`${key}: ${check.reason}${wrote ? " (status written)" : ""}`],
@@ -191,13 +223,25 @@ export class Reconciler {
    * and push the snapshot, let go of the terminating routes it no longer
    * holds, then write the statuses that changed, within a time budget.
    */
-  async reconcileSnapshot(): Promise<ReconcileResult> {
-    const { live, terminating, endpoints } = await this.readState();
+  async reconcileSnapshot(signal?: AbortSignal): Promise<ReconcileResult> {
+    const { live, terminating, endpoints, read } = await this.readState(signal);
     const snapshot = this.build(live, endpoints);
     const report: string[] = [];
-    const push = await this.push(snapshot, report);
-    await this.settleTerminating(terminating, push, report);
-    const deferred = await this.writeStatuses(live, snapshot, push, report);
+    await this.opts.beforePush?.(signal);
+    signal?.throwIfAborted();
+    // Before a finalizer goes, the data plane must record this read even when
+    // it already serves this snapshot: else a reconcile that read the route
+    // while it was live, and stalled, could still push it after the release.
+    const push = await this.push(snapshot, read, terminating.length > 0, report, signal);
+    if (!push.ok && push.reason === "Superseded") {
+      // A reconcile that read later owns the outcome: statuses and finalizers
+      // decided from this older read would be wrong, so none is written. One
+      // more call reads afresh, in case the newer one was itself cut short.
+      report.push(`snapshot ${snapshot.version} not pushed: ${push.message}`);
+      return { result: "done", did: report, enqueue: [SNAPSHOT_KEY] };
+    }
+    await this.settleTerminating(terminating, push, report, signal);
+    const deferred = await this.writeStatuses(live, snapshot, push, report, signal);
     if (report.length === 0) report.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
 
     // Waiting on xDS clients (none connected, or not all answered) is looked at again
@@ -210,22 +254,31 @@ export class Reconciler {
     return { result: "done", did: report };
   }
 
-  /** Every route (live, and terminating with our finalizer) and the endpoints of every Service. */
-  private async readState(): Promise<{
+  /**
+   * Every route (live, and terminating with our finalizer), the endpoints of
+   * every Service, and when they were read (one resourceVersion per LIST).
+   */
+  private async readState(signal: AbortSignal | undefined): Promise<{
     live: EdgeRouteV2[];
     terminating: EdgeRouteV2[];
     endpoints: EndpointsByService;
+    read: ReadRevision | undefined;
   }> {
     const [routes, services, slices] = await Promise.all([
-      this.read.listRoutes(),
-      this.read.listServices(),
-      this.read.listEndpointSlices(),
+      this.read.listRoutes(signal),
+      this.read.listServices(signal),
+      this.read.listEndpointSlices(signal),
     ]);
-    this.observeRoutes(routes);
+    this.observeRoutes(routes.items);
     return {
-      live: routes.filter((r) => !r.metadata.deletionTimestamp),
-      terminating: routes.filter((r) => r.metadata.deletionTimestamp && hasFinalizer(r)),
-      endpoints: endpointsByService(services, slices),
+      live: routes.items.filter((r) => !r.metadata.deletionTimestamp),
+      terminating: routes.items.filter((r) => r.metadata.deletionTimestamp && hasFinalizer(r)),
+      endpoints: endpointsByService(services.items, slices.items),
+      read: readRevision({
+        routes: routes.resourceVersion,
+        services: services.resourceVersion,
+        endpointslices: slices.resourceVersion,
+      }),
     };
   }
 
@@ -245,14 +298,16 @@ export class Reconciler {
     terminating: readonly EdgeRouteV2[],
     push: PushVerdict,
     report: string[],
+    signal: AbortSignal | undefined,
   ): Promise<void> {
     let released = 0;
     let stuck = 0;
     await eachConcurrently(terminating, this.opts.writeConcurrency ?? 32, async (route) => {
+      signal?.throwIfAborted();
       // The data plane holds a snapshot without this route (or holds nothing): traffic no longer goes to it.
-      if (push.ok || push.unserved) {
+      if (push.ok || ("unserved" in push && push.unserved)) {
         try {
-          if (await releaseFinalizer(this.kube, route)) released++;
+          if (await releaseFinalizer(this.kube, route, undefined, undefined, signal)) released++;
         } catch (e) {
           if (!isStale(e) && !isNotFound(e)) throw e;
         }
@@ -260,14 +315,19 @@ export class Reconciler {
       }
       if (this.isStuck(route)) {
         stuck++;
-        const wrote = await this.writeStatus(route, [
-          {
-            type: "Programmed",
-            status: "False",
-            reason: "DeprogramStuck",
-            message: `the data plane has not taken a snapshot without this route since it was deleted (${push.message}); the finalizer ${FINALIZER} stays until it does, or until 'edge-operator finalizer release' removes it`,
-          },
-        ]);
+        const wrote = await this.writeStatus(
+          route,
+          [
+            {
+              type: "Programmed",
+              status: "False",
+              reason: "DeprogramStuck",
+              // No words from the failure itself: they change from retry to retry.
+              message: `the data plane has not taken a snapshot without this route since it was deleted (${push.reason}); the finalizer ${FINALIZER} stays until it does, or until 'edge-operator finalizer release' removes it`,
+            },
+          ],
+          signal,
+        );
         if (wrote) this.log.warn({ route: routeKey(route) }, "deprogramming stuck");
       }
     });
@@ -287,6 +347,7 @@ export class Reconciler {
     snapshot: Snapshot,
     push: PushVerdict,
     report: string[],
+    signal: AbortSignal | undefined,
   ): Promise<number> {
     const byKey = new Map(live.map((r) => [routeKey(r), r]));
     const deadline = Date.now() + (this.opts.writeBudgetMs ?? 20_000);
@@ -301,27 +362,42 @@ export class Reconciler {
         deferred++;
         return;
       }
-      if (await this.writeStatus(route, desired)) written++;
+      if (await this.writeStatus(route, desired, signal)) written++;
     });
     if (written > 0) report.push(`status written on ${written} route(s)`);
     if (deferred > 0) report.push(`${deferred} route(s) left for the next call: the write budget ran out`);
     return deferred;
   }
 
-  private async push(snapshot: Snapshot, report: string[]): Promise<PushVerdict> {
-    const current = await this.dataPlane.current();
-    if (current === snapshot.version) return { ok: true };
+  private async push(
+    snapshot: Snapshot,
+    read: ReadRevision | undefined,
+    fence: boolean,
+    report: string[],
+    signal: AbortSignal | undefined,
+  ): Promise<Pushed> {
     const accepted = snapshot.outcomes.filter((o) => o.accepted).length;
-    // An empty data plane need not be told it is empty: nothing was ever programmed.
-    if (current === undefined && accepted === 0 && !this.dataPlane.keepsServing) return { ok: true };
-    const res = await this.dataPlane.program(snapshot);
+    if (!fence) {
+      // Unchanged state writes nothing: not even the read revision.
+      const current = await this.dataPlane.current(signal);
+      if (current === snapshot.version) return { ok: true };
+      // An empty data plane need not be told it is empty: nothing was ever programmed.
+      if (current === undefined && accepted === 0 && !this.dataPlane.keepsServing) return { ok: true };
+    }
+    const res = await this.dataPlane.program(snapshot, { read, fence, signal });
+    if (res.ok && !res.pushed) return { ok: true };
     this.metrics.pushes.inc({ result: res.ok ? "ok" : res.reason });
     if (!res.ok) {
-      report.push(`push of snapshot ${snapshot.version} failed: ${res.message}`);
+      if (res.reason === "Superseded") {
+        this.log.info({ version: snapshot.version, message: res.message }, "snapshot superseded");
+        return res;
+      }
+      report.push(`push of snapshot ${snapshot.version} failed: ${res.detail}`);
       this.log.warn(
-        { version: snapshot.version, reason: res.reason, message: res.message },
+        { version: snapshot.version, reason: res.reason, detail: res.detail },
         "data-plane push failed",
       );
+      await this.recordFailure(res.reason, res.detail);
       return {
         ok: false,
         reason: res.reason,
@@ -329,8 +405,21 @@ export class Reconciler {
         ...(res.unserved ? { unserved: true } : {}),
       };
     }
+    this.lastFailureEvent = undefined;
     report.push(`pushed snapshot ${snapshot.version} (${accepted} route(s))`);
     return { ok: true };
+  }
+
+  /**
+   * A push failure's own words go on the data plane's object, once per
+   * distinct failure: routes carry a message that does not change from retry
+   * to retry, so that a failing data plane costs no write per route.
+   */
+  private async recordFailure(reason: string, detail: string): Promise<void> {
+    const object = this.dataPlane.object;
+    if (object === undefined || this.lastFailureEvent === detail) return;
+    this.lastFailureEvent = detail;
+    await this.events.recordOn(object, "Warning", reason, detail);
   }
 
   private isStuck(route: EdgeRouteV2): boolean {

@@ -1,6 +1,7 @@
 // The express app: health, readiness, metrics, and the JSON handlers it is given.
 
 import type { TLSSocket } from "node:tls";
+import { setMaxListeners } from "node:events";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
@@ -45,6 +46,17 @@ const REASONS: Record<number, string> = {
 
 /** Characters per write of a large reply. */
 const CHUNK_CHARS = 64 * 1024;
+
+/** Aborted when the connection closes before the answer was sent: the caller gave up or went away. */
+function callerGone(res: Response): AbortSignal {
+  const gone = new AbortController();
+  // Every apiserver call of a reconcile listens on it, 32 at once while statuses are written.
+  setMaxListeners(0, gone.signal);
+  res.on("close", () => {
+    if (!res.writableFinished) gone.abort();
+  });
+  return gone.signal;
+}
 
 function drained(res: Response): Promise<void> {
   return new Promise((resolve) => {
@@ -167,7 +179,11 @@ function getHandler(handler: JsonHandler, opts: AppOptions): ExpressHandler {
     let reply: JsonReply | undefined = await handler.authorize?.(req.headers);
     if (!reply) {
       try {
-        reply = await handler.handle(undefined, { headers: req.headers, log: logger });
+        reply = await handler.handle(undefined, {
+          headers: req.headers,
+          log: logger,
+          signal: callerGone(res),
+        });
       } catch (err) {
         logger.error({ err, route: handler.path }, "handler failed");
         reply = errorReply(500, "InternalError", `internal error: ${(err as Error).message}`);
@@ -212,7 +228,7 @@ function postHandler(handler: JsonHandler, opts: AppOptions, budgets: MemoryBudg
     }
     let reply: JsonReply;
     try {
-      reply = await handler.handle(read.body, { headers: req.headers, log: logger });
+      reply = await handler.handle(read.body, { headers: req.headers, log: logger, signal: callerGone(res) });
     } catch (err) {
       // A handler bug must not take the server down or leave the caller hanging.
       logger.error({ err, route: handler.path }, "handler failed");

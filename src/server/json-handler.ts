@@ -15,6 +15,8 @@ export interface JsonReply {
 export interface RequestContext {
   readonly headers: IncomingHttpHeaders;
   readonly log: Logger;
+  /** Aborted when the caller goes away before its answer was sent: work done for nobody should stop. */
+  readonly signal?: AbortSignal;
 }
 
 export interface JsonHandler {

@@ -2,6 +2,7 @@
 // client, the data plane, the caller check, and the debug surface that tests
 // and the demo read (memory: the snapshot held; xds: the clients and their ACKs).
 
+import { setTimeout as sleep } from "node:timers/promises";
 import { errorReply, type JsonHandler } from "./json-handler.js";
 import type { Logger } from "../observability/logger.js";
 import type { Registry } from "../observability/metrics.js";
@@ -77,11 +78,23 @@ export async function reconcileHandlers(
     });
   }
   const auth: CallerAuth = tokenReviewAuth(kube);
+  const stallMs = faultStallMs(process.env[FAULT_STALL_ENV]);
+  if (stallMs > 0)
+    logger.warn({ stallMs }, `${FAULT_STALL_ENV} is set: every snapshot reconcile stalls before its push`);
   const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
     deprogramTimeoutMs: opts.deprogramTimeoutMs,
     metrics: createReconcileMetrics(deps.registry),
     // Clusters and route configurations point their clients back at ADS.
     ...(xds ? { snapshot: { configSource: { kind: "ads" } } } : {}),
+    ...(stallMs > 0
+      ? {
+          beforePush: (signal: AbortSignal | undefined) => {
+            // The fault suite reads this line to know a reconcile is in the window.
+            logger.warn({ stallMs }, FAULT_STALL_LINE);
+            return sleep(stallMs, undefined, { signal });
+          },
+        }
+      : {}),
   });
   const handlers = [reconcileHandler(reconciler, auth)];
   if (memory) handlers.push(...memoryDebugHandlers(memory, auth));
@@ -101,6 +114,24 @@ function xdsDebugHandler(xds: XdsDataPlane, auth: CallerAuth): JsonHandler {
       body: { version: xds.server.current()?.version, verdict: xds.server.verdict(), clients: xds.clients() },
     }),
   };
+}
+
+/**
+ * For the fault suite only: a snapshot reconcile waits this long between its
+ * reads and its push, the window in which a newer reconcile on another replica
+ * can push and release finalizers. Never set in the chart.
+ */
+export const FAULT_STALL_ENV = "EDGE_OPERATOR_FAULT_STALL_BEFORE_PUSH_MS";
+export const FAULT_STALL_LINE = "fault stall: a snapshot reconcile read its inputs and waits before its push";
+
+export function faultStallMs(text: string | undefined): number {
+  if (text === undefined || text === "") return 0;
+  const ms = Number(text);
+  if (!Number.isInteger(ms) || ms < 0 || ms > 600_000)
+    throw new Error(
+      `${FAULT_STALL_ENV}: must be a whole number of milliseconds from 0 to 600000, got ${JSON.stringify(text)}`,
+    );
+  return ms;
 }
 
 /** GET /debug/dataplane and POST /debug/dataplane/fail-next: the memory sink only, same callers as /reconcile. */

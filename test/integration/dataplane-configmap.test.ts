@@ -1,6 +1,8 @@
 // The envoy-configmap data plane on a real apiserver: what it writes, that an
-// unchanged snapshot writes nothing, that a concurrent writer is survived, and
-// that a snapshot too large for a ConfigMap is refused without touching it.
+// unchanged snapshot writes nothing, that a concurrent writer is survived, that
+// among concurrent pushes the snapshot read last wins and an older one never
+// lands after it, and that a snapshot too large for a ConfigMap is refused
+// without touching it.
 
 import type { V1ConfigMap } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -11,10 +13,14 @@ import { buildSnapshot, type Snapshot } from "../../src/envoy/snapshot.js";
 import {
   CONFIGMAP_MAX_BYTES,
   EnvoyConfigMapDataPlane,
+  READ_REVISION_ANNOTATION,
   VERSION_ANNOTATION,
 } from "../../src/dataplane/envoy-configmap.js";
+import { failureDetail, type ProgramResult } from "../../src/dataplane/dataplane.js";
+import type { ReadRevision } from "../../src/dataplane/read-revision.js";
 import { BOOTSTRAP_FILE, envoyBootstrap } from "../../src/envoy/envoy-files.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { waitFor } from "../harness/process.js";
 import { snapshotCase } from "../golden/snapshot-cases.js";
 import { syntheticInput } from "../fixtures/synthetic-routes.js";
 
@@ -31,6 +37,30 @@ async function kubectl(args: string[]): Promise<string> {
 /** The ConfigMap as a user sees it, through kubectl. */
 async function getConfigMap(name: string): Promise<V1ConfigMap> {
   return JSON.parse(await kubectl(["get", "configmap", name, "-n", NS, "-o", "json"])) as V1ConfigMap;
+}
+
+/** Every version the ConfigMap takes, in the order the apiserver stored them (a watch's order). */
+async function watchVersions(name: string): Promise<{ versions: string[]; stop(): void }> {
+  const versions: string[] = [];
+  const abort = new AbortController();
+  const res = await kube.stream(
+    `/api/v1/namespaces/${NS}/configmaps?watch=1&fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`,
+    { signal: abort.signal },
+  );
+  res.setEncoding("utf8");
+  let rest = "";
+  res.on("data", (chunk: string) => {
+    const lines = (rest + chunk).split("\n");
+    rest = lines.pop() ?? "";
+    for (const line of lines) {
+      if (line.trim() === "") continue;
+      const ev = JSON.parse(line) as { object?: V1ConfigMap };
+      const v = ev.object?.metadata?.annotations?.[VERSION_ANNOTATION];
+      if (v !== undefined && v !== versions.at(-1)) versions.push(v);
+    }
+  });
+  res.on("error", () => undefined);
+  return { versions, stop: () => abort.abort() };
 }
 
 function sink(name: string, extra: Partial<ConstructorParameters<typeof EnvoyConfigMapDataPlane>[1]> = {}) {
@@ -116,22 +146,88 @@ describe("envoy-configmap data plane", () => {
     });
   });
 
-  it("under concurrent writers, every push lands and the ConfigMap stays whole", async () => {
-    const snapshots: Snapshot[] = [1, 2, 3, 4, 5, 6].map((n) =>
-      buildSnapshot([], new Map(), { listener: { port: 8000 + n } }),
-    );
-    const results = await Promise.all(snapshots.map((s) => sink("xds-many").program(s)));
-    expect(results.every((r) => r.ok)).toBe(true);
-    const cm = await getConfigMap("xds-many");
-    const version = cm.metadata?.annotations?.[VERSION_ANNOTATION];
-    const winner = snapshots.find((s) => s.version === version);
-    expect(winner).toBeDefined();
-    // Every file comes from the same snapshot as the annotation.
-    for (const file of Object.values(XDS_FILES))
-      expect((JSON.parse(cm.data?.[file] ?? "{}") as { version_info?: string }).version_info).toBe(version);
-    expect(JSON.parse(cm.data?.[XDS_FILES.lds] ?? "{}")).toMatchObject({
-      resources: winner?.resources.listeners,
+  it("under concurrent writers, the snapshot read last wins, and none read earlier lands after it", async () => {
+    const at = (n: number): ReadRevision => ({
+      routes: String(100 + n),
+      services: String(100 + n),
+      endpointslices: String(100 + n),
     });
+    for (let round = 0; round < 4; round++) {
+      const name = `xds-many-${round}`;
+      const snapshots: Snapshot[] = [1, 2, 3, 4, 5, 6].map((n) =>
+        buildSnapshot([], new Map(), { listener: { port: 8000 + 10 * round + n } }),
+      );
+      const watch = await watchVersions(name);
+      // Each writer re-reads after every conflict, so every order of arrival is tried.
+      const results: ProgramResult[] = await Promise.all(
+        snapshots.map((s, i) => sink(name).program(s, { read: at(i + 1) })),
+      );
+      // The newest read always lands; the others either landed before it or were refused.
+      expect(results[5]).toEqual({ ok: true, version: snapshots[5]?.version, pushed: true });
+      for (const [i, r] of results.entries())
+        if (!r.ok) expect(r, `push ${i + 1}`).toMatchObject({ reason: "Superseded" });
+      // In the order the apiserver stored them, the reads only ever move forward.
+      await waitFor("the watch to see the last write", async () =>
+        watch.versions.at(-1) === snapshots[5]?.version ? true : undefined,
+      );
+      watch.stop();
+      const order = watch.versions.map((v) => snapshots.findIndex((s) => s.version === v) + 1);
+      expect(order).toEqual([...order].sort((x, y) => x - y));
+      expect(order.filter((n, i) => n === order[i - 1])).toEqual([]);
+
+      const cm = await getConfigMap(name);
+      const winner = snapshots[5] as Snapshot;
+      expect(cm.metadata?.annotations?.[VERSION_ANNOTATION]).toBe(winner.version);
+      expect(cm.metadata?.annotations?.[READ_REVISION_ANNOTATION]).toBe(
+        "routes=106,services=106,endpointslices=106",
+      );
+      // Every file comes from the same snapshot as the annotation.
+      for (const file of Object.values(XDS_FILES))
+        expect((JSON.parse(cm.data?.[file] ?? "{}") as { version_info?: string }).version_info).toBe(
+          winner.version,
+        );
+      expect(JSON.parse(cm.data?.[XDS_FILES.lds] ?? "{}")).toMatchObject({
+        resources: winner.resources.listeners,
+      });
+      // A late writer with an older read finds it and leaves it.
+      const late = await sink(name).program(snapshots[0] as Snapshot, { read: at(1) });
+      expect(late).toMatchObject({ ok: false, reason: "Superseded" });
+      expect((await getConfigMap(name)).metadata?.resourceVersion).toBe(cm.metadata?.resourceVersion);
+    }
+  });
+
+  it("refuses a snapshot read earlier in any one type, and records a later read of the same snapshot when fencing", async () => {
+    const plane = sink("xds-fence");
+    const read = (routes: string, services: string, endpointslices: string): ReadRevision => ({
+      routes,
+      services,
+      endpointslices,
+    });
+    expect(await plane.program(a, { read: read("50", "50", "50") })).toMatchObject({
+      ok: true,
+      pushed: true,
+    });
+    // Newer routes, older endpoints: not newer.
+    expect(await plane.program(b, { read: read("60", "60", "49") })).toMatchObject({ reason: "Superseded" });
+    const before = (await getConfigMap("xds-fence")).metadata?.resourceVersion;
+    // The same snapshot read later writes nothing unless asked to fence.
+    expect(await plane.program(a, { read: read("70", "70", "70") })).toMatchObject({
+      ok: true,
+      pushed: false,
+    });
+    expect((await getConfigMap("xds-fence")).metadata?.resourceVersion).toBe(before);
+    expect(await plane.program(a, { read: read("70", "70", "70"), fence: true })).toMatchObject({
+      ok: true,
+      pushed: false,
+    });
+    const fenced = await getConfigMap("xds-fence");
+    expect(fenced.metadata?.annotations?.[READ_REVISION_ANNOTATION]).toBe(
+      "routes=70,services=70,endpointslices=70",
+    );
+    expect(fenced.metadata?.annotations?.[VERSION_ANNOTATION]).toBe(a.version);
+    // After the fence, a snapshot read at 60 no longer lands.
+    expect(await plane.program(b, { read: read("60", "60", "60") })).toMatchObject({ reason: "Superseded" });
+    expect(await plane.current()).toBe(a.version);
   });
 
   it("refuses a snapshot over 1 MiB, says how large, and leaves the live ConfigMap as it was", async () => {
@@ -142,9 +238,15 @@ describe("envoy-configmap data plane", () => {
     const big = buildSnapshot(routes, endpoints);
     const result = await plane.program(big);
     expect(result).toMatchObject({ ok: false, version: big.version, reason: "SnapshotTooLarge" });
-    const size = Number(/needs (\d+) bytes/.exec(result.ok ? "" : result.message)?.[1]);
+    const detail = failureDetail(result) ?? "";
+    const size = Number(/needs (\d+) bytes/.exec(detail)?.[1]);
     expect(size).toBeGreaterThan(CONFIGMAP_MAX_BYTES);
-    expect(result.ok ? "" : result.message).toContain(`${CONFIGMAP_MAX_BYTES}-byte limit`);
+    expect(detail).toContain(`${CONFIGMAP_MAX_BYTES}-byte limit`);
+    // What routes say holds no size or version: the same words for every snapshot too large.
+    const other = await plane.program(buildSnapshot(syntheticInput(8100).routes, endpoints));
+    expect(other).toMatchObject({ ok: false, reason: "SnapshotTooLarge" });
+    expect(other.ok ? "" : other.message).toBe(result.ok ? "-" : result.message);
+    expect(result.ok ? "" : result.message).not.toContain(big.version);
     const after = await getConfigMap("xds-big");
     expect(after.metadata?.resourceVersion).toBe(before.metadata?.resourceVersion);
     expect(after.data).toEqual(before.data);
@@ -164,8 +266,8 @@ describe("envoy-configmap data plane", () => {
     const plane = new EnvoyConfigMapDataPlane(kube, { namespace: "no-such-namespace", name: "xds" });
     const result = await plane.program(a);
     expect(result).toMatchObject({ ok: false, reason: "PushFailed" });
-    // The apiserver's own Status message, as a user reads it in the Programmed condition.
-    expect(result.ok ? "" : result.message).toBe(
+    // The apiserver's own Status message, as a user reads it in the ConfigMap's events.
+    expect(failureDetail(result)).toBe(
       'writing ConfigMap no-such-namespace/xds: 404: namespaces "no-such-namespace" not found',
     );
   });

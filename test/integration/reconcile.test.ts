@@ -131,7 +131,7 @@ describe("reconcile: the lab's lifecycle", () => {
     await apply(cp, route("r3", ns));
     const failed = await waitForConditions(cp, "r3", "True(Valid)", "False(PushFailed)", ns);
     expect(failed.status?.conditions?.find((c) => c.type === "Programmed")?.message).toContain(
-      "told to fail",
+      "refuses pushes",
     );
     expect(await servedIn(ns)).not.toContain(`${ns}/r3`);
     // The watcher retries with backoff; once the data plane takes the push, r3 says so.

@@ -10,7 +10,8 @@
 
 import type { Snapshot } from "../../envoy/snapshot.js";
 import type { Logger } from "../../observability/logger.js";
-import { errorMessage, type DataPlane, type ProgramResult } from "../dataplane.js";
+import { errorMessage, type DataPlane, type ProgramOptions, type ProgramResult } from "../dataplane.js";
+import { judgeRevision, type ReadRevision } from "../read-revision.js";
 import { AdsServer } from "./ads-server.js";
 import { XdsEncoder } from "./resources.js";
 import type { StreamReport } from "./stream.js";
@@ -30,6 +31,8 @@ export class XdsDataPlane implements DataPlane {
   readonly keepsServing = true;
   readonly server: AdsServer;
   private readonly encoder = new XdsEncoder();
+  /** When the inputs of the snapshot served were read. */
+  private held: ReadRevision | undefined;
 
   constructor(private readonly opts: XdsDataPlaneOptions = {}) {
     this.server = new AdsServer({
@@ -47,10 +50,16 @@ export class XdsDataPlane implements DataPlane {
     this.server.stop();
   }
 
-  async program(snapshot: Snapshot): Promise<ProgramResult> {
+  // No await between the revision check and serve(): one process, one step.
+  async program(snapshot: Snapshot, opts: ProgramOptions = {}): Promise<ProgramResult> {
+    opts.signal?.throwIfAborted();
     const { version } = snapshot;
+    const same = this.server.current()?.version === version;
+    // Never go back to a snapshot read before the one served (issue 12 item 2).
+    const verdict = judgeRevision(opts.read, this.held, same);
+    if (!verdict.take) return { ok: false, version, reason: "Superseded", message: verdict.message };
     let pushed = false;
-    if (this.server.current()?.version !== version) {
+    if (!same) {
       try {
         this.server.serve(this.encoder.encode(snapshot));
       } catch (err) {
@@ -58,14 +67,16 @@ export class XdsDataPlane implements DataPlane {
           ok: false,
           version,
           reason: "PushFailed",
-          message: `encoding snapshot ${version}: ${errorMessage(err)}`,
+          message: "the snapshot could not be encoded for xDS (details in the operator's log)",
+          detail: `encoding snapshot ${version}: ${errorMessage(err)}`,
         };
       }
       pushed = true;
     }
+    this.held = verdict.record;
     const timeoutMs = this.opts.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;
-    const verdict = await this.server.settled(timeoutMs);
-    switch (verdict.kind) {
+    const settled = await this.server.settled(timeoutMs);
+    switch (settled.kind) {
       case "synced":
         return { ok: true, version, pushed };
       case "none":
@@ -74,16 +85,18 @@ export class XdsDataPlane implements DataPlane {
           version,
           reason: "NoDataPlane",
           message: "no xDS client is connected: nothing serves this route yet",
+          detail: `no xDS client is connected to take snapshot ${version}`,
           unserved: true,
         };
       case "rejected":
-        return { ok: false, version, reason: "Rejected", message: verdict.message };
+        return { ok: false, version, reason: "Rejected", message: settled.message, detail: settled.message };
       case "pending":
         return {
           ok: false,
           version,
           reason: "Pending",
           message: `not every connected xDS client ACKed the version that holds this route within ${timeoutMs / 1000}s`,
+          detail: `snapshot ${version} not ACKed by every connected xDS client within ${timeoutMs / 1000}s`,
         };
     }
   }

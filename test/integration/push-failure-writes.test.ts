@@ -1,0 +1,173 @@
+// Issue 12, item 4: a data plane that keeps refusing snapshots costs no write
+// per route per retry. The server runs the envoy-configmap sink; one route big
+// enough to push the snapshot past a ConfigMap's 1 MiB makes every push fail
+// with SnapshotTooLarge, and each endpoint change makes a new snapshot whose
+// failure has new words (its version and size). Routes say it once; the words
+// go to the ConfigMap's events.
+
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import {
+  httpsJson,
+  startOperatorStack,
+  SYSTEM_NAMESPACE,
+  type OperatorStack,
+} from "../harness/operator-stack.js";
+import { apply, cond, endpointSlice, service, v2Route } from "./routes.js";
+import type { EdgeRouteV2 } from "../../src/api/types.js";
+
+const NS = "fail";
+const CONFIGMAP = "edge-xds";
+/** Routes that say Synced before the data plane fails; EDGE_PUSH_FAILURE_ROUTES makes more, for BENCHMARKS.md. */
+const SMALL = Number(process.env.EDGE_PUSH_FAILURE_ROUTES ?? 30);
+
+async function metric(stack: OperatorStack, name: string): Promise<number> {
+  const r = await httpsJson(`${stack.serve.url}/metrics`, stack.serve.caPem, "GET");
+  let sum = 0;
+  for (const line of String(r.body).split("\n"))
+    if (line.startsWith(name)) sum += Number(line.split(" ").pop());
+  return sum;
+}
+
+/** One route whose Envoy routes alone are over 1 MiB: 16 hostnames × 16 rules × 8 long-path matches. */
+function bigRoute(name: string) {
+  const long = "x".repeat(600);
+  return {
+    apiVersion: "net.10xdev.io/v2",
+    kind: "EdgeRoute",
+    metadata: { name, namespace: NS },
+    spec: {
+      hostnames: Array.from({ length: 16 }, (_, h) => `${name}-${h}.example.com`),
+      rules: Array.from({ length: 16 }, (_, r) => ({
+        matches: Array.from({ length: 8 }, (_, m) => ({
+          path: { type: "PathPrefix", value: `/${r}/${m}/${long}` },
+        })),
+        backends: [{ name: "checkout", port: 8080 }],
+      })),
+    },
+  };
+}
+
+describe("a failing data plane and the routes' status", () => {
+  let cp: ControlPlane;
+  let stack: OperatorStack;
+
+  async function routes(): Promise<EdgeRouteV2[]> {
+    const r = await cp.kubectl(["get", "edgeroutes.v2.net.10xdev.io", "-n", NS, "-o", "json"]);
+    if (r.code !== 0) throw new Error(r.stderr);
+    return (JSON.parse(r.stdout) as { items: EdgeRouteV2[] }).items;
+  }
+
+  async function reconcileSnapshot(): Promise<{ result: string; did: string[] }> {
+    const r = await stack.reconcile("$snapshot");
+    expect(r.status, JSON.stringify(r.body)).toBe(200);
+    return r.body as { result: string; did: string[] };
+  }
+
+  beforeAll(async () => {
+    cp = await startControlPlane();
+    stack = await startOperatorStack(cp, {
+      watcher: false,
+      serveArgs: [
+        "--dataplane",
+        "envoy-configmap",
+        "--dataplane-namespace",
+        SYSTEM_NAMESPACE,
+        "--dataplane-configmap",
+        CONFIGMAP,
+      ],
+    });
+    expect((await cp.kubectl(["create", "namespace", NS])).code).toBe(0);
+    await apply(cp, service("checkout", NS), endpointSlice("checkout", ["10.0.0.1"], NS));
+    await apply(
+      cp,
+      ...Array.from({ length: SMALL }, (_, i) => v2Route(`r${i}`, { namespace: NS, path: `/r${i}` })),
+    );
+  });
+  afterAll(async () => {
+    await stack?.stop();
+    await cp?.stop();
+  });
+
+  it("writes each route's status once when the data plane starts failing, then never again while it fails", async () => {
+    // A large set takes more than one call's write budget: call until it settles.
+    for (let i = 0; i < 10 && (await routes()).some((r) => cond(r, "Programmed") !== "True(Synced)"); i++)
+      await reconcileSnapshot();
+    expect((await routes()).map((r) => cond(r, "Programmed"))).toEqual(Array(SMALL).fill("True(Synced)"));
+    const writesSynced = await metric(stack, "edge_operator_status_writes_total");
+
+    await apply(cp, bigRoute("big"));
+    let first = await reconcileSnapshot();
+    expect(first.result).toBe("requeue");
+    // A large set may take more than one call's write budget.
+    for (let i = 0; i < 10 && first.did.some((d) => d.includes("left for the next call")); i++)
+      first = await reconcileSnapshot();
+    const failing = await routes();
+    expect(failing.map((r) => cond(r, "Programmed"))).toEqual(
+      Array(SMALL + 1).fill("False(SnapshotTooLarge)"),
+    );
+    const versions = new Map(failing.map((r) => [r.metadata.name, r.metadata.resourceVersion]));
+    const writesBefore = await metric(stack, "edge_operator_status_writes_total");
+    const firstWrites = writesBefore - writesSynced;
+    expect(firstWrites).toBe(SMALL + 1);
+
+    // Each endpoint change is a new snapshot, refused in new words.
+    const details = new Set<string>();
+    const retries = 6;
+    for (let i = 0; i < retries; i++) {
+      await apply(cp, endpointSlice("checkout", [`10.0.1.${i + 1}`], NS));
+      const again = await reconcileSnapshot();
+      expect(again.result).toBe("requeue");
+      const detail = again.did.find((d) => d.includes("needs"));
+      expect(detail, again.did.join("; ")).toMatch(/snapshot [0-9a-f]{16} needs \d+ bytes/);
+      details.add(detail ?? "");
+      expect(again.did.join("; ")).not.toMatch(/status written/);
+    }
+    expect(details.size).toBe(retries);
+
+    const writes = (await metric(stack, "edge_operator_status_writes_total")) - writesBefore;
+    const after = await routes();
+    const rewritten = after.filter((r) => versions.get(r.metadata.name) !== r.metadata.resourceVersion);
+    process.stdout.write(
+      `push failures: ${after.length} routes, ${firstWrites} status writes when the data plane began failing, then ${retries} failing pushes with new words each: ${writes} status writes, ${rewritten.length} routes rewritten\n`,
+    );
+    expect(writes).toBe(0);
+    expect(rewritten.map((r) => r.metadata.name)).toEqual([]);
+
+    // The words are in one place: the ConfigMap's events, one per distinct failure.
+    const ev = await cp.kubectl([
+      "get",
+      "events",
+      "-n",
+      SYSTEM_NAMESPACE,
+      "--field-selector",
+      `involvedObject.kind=ConfigMap,involvedObject.name=${CONFIGMAP},reason=SnapshotTooLarge`,
+      "-o",
+      "json",
+    ]);
+    expect(ev.code, ev.stderr).toBe(0);
+    const messages = (JSON.parse(ev.stdout) as { items: { message: string; type: string }[] }).items;
+    expect(messages.length).toBe(retries + 1);
+    for (const m of messages) {
+      expect(m.type).toBe("Warning");
+      expect(m.message).toMatch(/needs \d+ bytes/);
+    }
+    // What `kubectl describe edgeroute` shows names where the details are, and no version or size.
+    const condition = after[0]?.status?.conditions?.find((c) => c.type === "Programmed");
+    expect(condition?.message).toContain(`ConfigMap ${SYSTEM_NAMESPACE}/${CONFIGMAP}`);
+    expect(condition?.message).not.toMatch(/[0-9a-f]{16}|needs \d+/);
+  });
+
+  it("says Synced again once the data plane takes a snapshot, and lets the big route go", async () => {
+    const del = await cp.kubectl(["delete", "edgeroute", "big", "-n", NS, "--wait=false"]);
+    expect(del.code, del.stderr).toBe(0);
+    const done = await reconcileSnapshot();
+    expect(done.result).toBe("done");
+    expect(done.did.join("; ")).toMatch(/released the finalizer of 1 deleted route/);
+    const now = await routes();
+    expect(now.map((r) => r.metadata.name).sort()).toEqual(
+      Array.from({ length: SMALL }, (_, i) => `r${i}`).sort(),
+    );
+    expect(now.map((r) => cond(r, "Programmed"))).toEqual(Array(SMALL).fill("True(Synced)"));
+  });
+});
