@@ -41,7 +41,15 @@ describe("graceful stop", () => {
           }, 1200);
         } else res.end("ok");
       },
-      { host: "127.0.0.1", port: 0, tls: pair, shutdownDelayMs: 400, drainMs: 10_000, log: silentLogger() },
+      {
+        host: "127.0.0.1",
+        port: 0,
+        tls: pair,
+        shutdownDelayMs: 400,
+        closeIdleAfterMs: 0,
+        drainMs: 10_000,
+        log: silentLogger(),
+      },
     );
     const port = server.address.port;
     const idleAgent = new https.Agent({ keepAlive: true, maxSockets: 1 });
@@ -70,5 +78,36 @@ describe("graceful stop", () => {
     await expect.poll(() => events.includes("idle connection closed")).toBe(true);
     expect(events[0]).toBe("slow answered");
     idleAgent.destroy();
+  });
+
+  it("lets a kept-alive client use its connection after the listener closed, answering Connection: close, then closes it", async () => {
+    const server = await startHttpsServer((_req, res) => res.end("ok"), {
+      host: "127.0.0.1",
+      port: 0,
+      tls: pair,
+      shutdownDelayMs: 0,
+      closeIdleAfterMs: 5_000,
+      drainMs: 10_000,
+      log: silentLogger(),
+    });
+    const port = server.address.port;
+    const pooled = new https.Agent({ keepAlive: true, maxSockets: 1 });
+    const first = await get(port, "/", pooled);
+    expect(first.connection).toBe("keep-alive");
+    let stopped = false;
+    const stopping = server.stop().then(() => (stopped = true));
+    await new Promise((r) => setTimeout(r, 300));
+    // New connections are refused, but the pooled one (as the apiserver holds them) still answers.
+    await expect(get(port, "/", false)).rejects.toThrow(/ECONNREFUSED/);
+    const late = await get(port, "/", pooled);
+    expect(late.status).toBe(200);
+    expect(late.socket).toBe(first.socket);
+    expect(late.connection).toBe("close");
+    // The client closed it after that answer: the stop ends well before its 5 s wait.
+    const started = Date.now();
+    await stopping;
+    expect(stopped).toBe(true);
+    expect(Date.now() - started).toBeLessThan(3_000);
+    pooled.destroy();
   });
 });
