@@ -129,6 +129,7 @@ describe("State of the World", () => {
       version: four.version,
       reason: "Rejected",
       message: "xDS client envoy-1 rejected it: cluster a: no",
+      detail: "xDS client envoy-1 rejected it: cluster a: no",
     });
     expect(plane.clients()[0]?.types[TYPE_URL.cluster]).toMatchObject({
       acked: three.version,
