@@ -204,6 +204,10 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           `--service-account-key-file=${files.saPub}`,
           `--service-account-signing-key-file=${files.saKey}`,
           "--endpoint-reconciler-type=none",
+          // A Service-referenced webhook (the chart's in-cluster registration) is
+          // called at its endpoints, never at a name the host's resolver answers:
+          // with no pods here that fails on this machine, and nothing is dialled.
+          "--enable-aggregator-routing=true",
           "--v=0",
           ...(opts.apiserverArgs ?? []),
         ],

@@ -152,10 +152,10 @@ async function runHookJob(): Promise<RunResult> {
 }
 
 beforeAll(async () => {
-  // The apiserver finds a Service's webhook through its endpoints, as a real
-  // cluster's does with a kube-proxy-less setup: with none, it fails at once
-  // and dials nothing (a DNS lookup of *.svc would leave this machine).
-  cp = await startControlPlane({ apiserverArgs: ["--enable-aggregator-routing=true"] });
+  // The control plane finds a Service's webhook through its endpoints
+  // (--enable-aggregator-routing, on in every test control plane): with none,
+  // it fails at once and dials nothing.
+  cp = await startControlPlane();
   dir = mkdtempSync(path.join(os.tmpdir(), "edge-faults-uninstall-"));
 });
 
