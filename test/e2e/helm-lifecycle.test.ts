@@ -316,15 +316,11 @@ describe("out of cluster, with the server and the watcher as the chart's Service
     await waitForConditions(cp, "lab", "True(Valid)", "True(Synced)", APPS);
     expect((await dataPlane()).routes).toContain(`${APPS}/lab`);
 
-    // The data plane refuses the next push: the deleted route must wait behind its finalizer.
-    const fail = await httpsJson(
-      `${serve?.url}/debug/dataplane/fail-next`,
-      caPem,
-      "POST",
-      { count: 1 },
-      watch.token,
-    );
-    expect(fail.status).toBe(200);
+    // The data plane refuses every push until told otherwise (one refusal alone
+    // races the watcher's quick retry): the deleted route must wait behind its finalizer.
+    const failNext = (count: number) =>
+      httpsJson(`${serve?.url}/debug/dataplane/fail-next`, caPem, "POST", { count }, watch.token);
+    expect((await failNext(1_000_000)).status).toBe(200);
     const before = await dataPlane();
     const del = await kubectl(["delete", "edgeroute", "lab", "-n", APPS, "--wait=false"]);
     expect(del.code, explain(del)).toBe(0);
@@ -333,7 +329,13 @@ describe("out of cluster, with the server and the watcher as the chart's Service
       return r?.metadata.deletionTimestamp ? r : undefined;
     });
     expect(terminating.metadata.finalizers).toContain("net.10xdev.io/deprogram");
+    // A push without it was tried and refused, and the route is still served and still held.
+    await waitFor("a refused push", async () =>
+      (await dataPlane()).failures > before.failures ? true : undefined,
+    );
     expect((await dataPlane()).routes).toContain(`${APPS}/lab`);
+    expect((await getRoute(cp, "lab", APPS))?.metadata.finalizers).toContain("net.10xdev.io/deprogram");
+    expect((await failNext(0)).status).toBe(200);
     await waitFor(
       "lab to be gone",
       async () => ((await getRoute(cp, "lab", APPS)) === undefined ? true : undefined),
