@@ -53,21 +53,27 @@ function dockerfileFinalStage(): ImageConfig {
   return stage;
 }
 
-/** Every file of src/ the Dockerfile compiles (not the tests), as the .js and .js.map tsc writes. */
+/**
+ * Every file of src/ the Dockerfile compiles (not the tests), as the .js and
+ * .js.map tsc writes, and the JSON files that code imports (tsc copies those).
+ */
 function expectedDist(): string[] {
-  const out: string[] = [];
+  const out = new Set<string>();
   const walk = (rel: string): void => {
     for (const name of readdirSync(path.join(REPO_ROOT, rel))) {
       const r = path.join(rel, name);
       if (statSync(path.join(REPO_ROOT, r)).isDirectory()) walk(r);
       else if (name.endsWith(".ts") && !name.endsWith(".test.ts") && !name.endsWith(".d.ts")) {
         const js = r.replace(/\.ts$/, ".js");
-        out.push(`app/dist/${js}`, `app/dist/${js}.map`);
+        out.add(`app/dist/${js}`).add(`app/dist/${js}.map`);
+        const text = readFileSync(path.join(REPO_ROOT, r), "utf8");
+        for (const m of text.matchAll(/from "(\.{1,2}\/[^"]+\.json)"/g))
+          out.add(`app/dist/${path.join(path.dirname(r), m[1] ?? "")}`);
       }
     }
   };
   walk("src");
-  return out.sort();
+  return [...out].sort();
 }
 
 interface LockEntry {
