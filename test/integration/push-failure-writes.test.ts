@@ -146,12 +146,14 @@ describe("a failing data plane and the routes' status", () => {
       "json",
     ]);
     expect(ev.code, ev.stderr).toBe(0);
-    const messages = (JSON.parse(ev.stdout) as { items: { message: string; type: string }[] }).items;
-    expect(messages.length).toBe(retries + 1);
-    for (const m of messages) {
-      expect(m.type).toBe("Warning");
-      expect(m.message).toMatch(/needs \d+ bytes/);
-    }
+    // Aggregated as client-go's recorder does: one Event for the repeated
+    // reason, its count bumped for each failure and its message the latest.
+    const events = (JSON.parse(ev.stdout) as { items: { message: string; type: string; count?: number }[] })
+      .items;
+    expect(events.length).toBe(1);
+    expect(events[0]?.type).toBe("Warning");
+    expect(events[0]?.count).toBe(retries + 1);
+    expect(events[0]?.message).toMatch(/needs \d+ bytes/);
     // What `kubectl describe edgeroute` shows names where the details are, and no version or size.
     const condition = after[0]?.status?.conditions?.find((c) => c.type === "Programmed");
     expect(condition?.message).toContain(`ConfigMap ${SYSTEM_NAMESPACE}/${CONFIGMAP}`);
