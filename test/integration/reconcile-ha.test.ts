@@ -2,7 +2,7 @@
 // watcher restarted during 500 creates. Everything converges, nothing is
 // reconciled twice at once, and no finalizer is left behind.
 
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { stringify as toYaml } from "yaml";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import {
@@ -93,12 +93,16 @@ describe("reconcile under watcher failures", () => {
 
   it("hands over to the standby when the leader is killed in the middle of a burst, and no key runs twice at once", async () => {
     const a = stack.startWatcher(["--identity", "watcher-a"]);
+    // Whatever this test finds, its watchers must not run on into the next one
+    // (a leftover leader doubles every call there: overlaps by the hundred).
+    onTestFinished(() => a.kill().then(() => undefined));
     await waitFor(
       "watcher-a to lead",
       async () => ((await leaseHolder(cp)) === "watcher-a" ? true : undefined),
       30_000,
     );
     const b = stack.startWatcher(["--identity", "watcher-b"]);
+    onTestFinished(() => b.stop().then(() => undefined));
     await sleep(1000);
     expect(await leaseHolder(cp)).toBe("watcher-a");
 
@@ -124,9 +128,10 @@ describe("reconcile under watcher failures", () => {
     await waitAllProgrammed(cp, "burst", n, 120_000);
     expect(await metric(stack, "edge_operator_reconcile_overlaps_total")).toBe(0);
     // One write per route carries Accepted and Programmed together; a takeover may
-    // repeat a few, never double the lot.
+    // repeat a few, never double the lot. (No lower bound: a write the killed
+    // leader's call had sent is taken by the apiserver but not counted once that
+    // call is cancelled; every route being Programmed is checked above.)
     const writes = await metric(stack, "edge_operator_status_writes_total");
-    expect(writes).toBeGreaterThanOrEqual(n);
     expect(writes).toBeLessThan(n * 1.5);
     expect(b.child.exitCode).toBeNull();
     await b.stop();
@@ -134,6 +139,7 @@ describe("reconcile under watcher failures", () => {
 
   it("converges after the watcher is killed during 500 creates and started again, and leaves no finalizer stuck", async () => {
     const first = stack.startWatcher(["--identity", "watcher-c", "--no-leader-elect"]);
+    onTestFinished(() => first.kill().then(() => undefined));
     const n = 500;
     const creating = cp.kubectl(["apply", "-f", "-"], { input: burst("restart", "r", n) });
     await waitFor(
@@ -145,6 +151,7 @@ describe("reconcile under watcher failures", () => {
     await first.kill();
     await sleep(1000);
     const second = stack.startWatcher(["--identity", "watcher-d", "--no-leader-elect"]);
+    onTestFinished(() => second.stop().then(() => undefined));
     const applied = await creating;
     expect(applied.code, applied.stderr).toBe(0);
     await waitAllProgrammed(cp, "restart", n, 180_000);
