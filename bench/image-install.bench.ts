@@ -12,7 +12,8 @@ import os from "node:os";
 import path from "node:path";
 import { clusterUnsupported, startCluster } from "../src/testenv/cluster.js";
 import { buildOperatorImage } from "../src/testenv/image.js";
-import { componentPods, helmInstall, must, release } from "../src/testenv/operator-in-cluster.js";
+import { componentPods, helmInstall, release } from "../src/testenv/operator-in-cluster.js";
+import { must } from "../src/testenv/process.js";
 import { waitFor } from "../src/testenv/process.js";
 import { fmt, summarize } from "./stats.js";
 

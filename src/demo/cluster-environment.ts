@@ -8,7 +8,6 @@
 // are one server's; with two, each reconcile lands on either pod.
 
 import { buildOperatorImage } from "../testenv/image.js";
-import type { MemoryDataPlaneState } from "../dataplane/memory.js";
 import { CRD_NAME, GROUP } from "../api/types.js";
 import { startCluster, type Cluster } from "../testenv/cluster.js";
 import {
@@ -16,13 +15,12 @@ import {
   componentPods,
   helmInstall,
   injectedCa,
-  must,
   release,
   watcherToken,
   type PodInfo,
 } from "../testenv/operator-in-cluster.js";
-import { waitFor } from "../testenv/process.js";
-import { stringify as toYaml } from "yaml";
+import { must, waitFor } from "../testenv/process.js";
+import { operatorCalls } from "./operator-calls.js";
 import path from "node:path";
 import type { DemoEnvironment } from "./environment.js";
 import type { Teardown } from "./teardown.js";
@@ -93,20 +91,6 @@ export async function startClusterDemoEnvironment(
       }
       return undefined;
     },
-    kubectl,
-    async apply(...objects) {
-      await must("kubectl apply", kubectl(["apply", "-f", "-"], objects.map((o) => toYaml(o)).join("---\n")));
-    },
-    reconcile: (key) => call("POST", "/reconcile", { key }),
-    async dataPlane() {
-      const r = await call("GET", "/debug/dataplane");
-      if (r.status !== 200) throw new Error(`GET /debug/dataplane: ${r.status} ${JSON.stringify(r.body)}`);
-      return r.body as MemoryDataPlaneState;
-    },
-    async failNextPushes(count) {
-      const r = await call("POST", "/debug/dataplane/fail-next", { count });
-      if (r.status !== 200)
-        throw new Error(`POST /debug/dataplane/fail-next: ${r.status} ${JSON.stringify(r.body)}`);
-    },
+    ...operatorCalls(kubectl, call),
   };
 }

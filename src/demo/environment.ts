@@ -11,10 +11,10 @@ import { CRD_NAME, GROUP } from "../api/types.js";
 import { newCa, issueServing } from "../certs/serving.js";
 import { startControlPlane, type ControlPlane } from "../testenv/control-plane.js";
 import { startCli, startServe, type ServeProcess } from "../testenv/operator.js";
-import { freePort, waitFor, type RunResult, type Supervised } from "../testenv/process.js";
+import { freePort, must, waitFor, type Supervised } from "../testenv/process.js";
+import { operatorCalls, type OperatorCalls } from "./operator-calls.js";
 import { REPO_ROOT } from "../testenv/testbin.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
-import type { MemoryDataPlaneState } from "../dataplane/memory.js";
 import type { Teardown } from "./teardown.js";
 
 export const RELEASE = "edge";
@@ -24,22 +24,13 @@ const FULLNAME = `${RELEASE}-edge-operator`;
 const CHART = path.join(REPO_ROOT, "charts/edge-operator");
 
 /** What the lifecycle plays against: the operator out of cluster (this file) or in pods (cluster-environment.ts). */
-export interface DemoEnvironment {
+export interface DemoEnvironment extends OperatorCalls {
   /** The admin kubeconfig, for the user's kubectl. */
   readonly kubeconfig: string;
   /** The kubectl binary the demo uses, for the --keep hint. */
   readonly kubectlPath: string;
   /** Why the operator is not running, or undefined while it is. */
   operatorDown(): Promise<string | undefined>;
-  kubectl(args: string[], input?: string): Promise<RunResult>;
-  /** kubectl apply -f - of these objects; throws with kubectl's stderr on failure. */
-  apply(...objects: object[]): Promise<void>;
-  /** POST /reconcile as the watcher does, with the watcher's token. */
-  reconcile(key: string): Promise<{ status: number; body: unknown }>;
-  /** The memory data plane, through GET /debug/dataplane. */
-  dataPlane(): Promise<MemoryDataPlaneState>;
-  /** Makes the memory data plane refuse its next `count` pushes (0: none). */
-  failNextPushes(count: number): Promise<void>;
 }
 
 /** The out-of-cluster environment: serve and watch as child processes. */
@@ -53,12 +44,6 @@ export interface EnvironmentOptions {
   /** Marks the control plane's directory, `edge-cp-<runId>-*`. */
   runId: string;
   progress(message: string): void;
-}
-
-async function must(what: string, p: Promise<RunResult>): Promise<string> {
-  const r = await p;
-  if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}): ${r.stderr.trim()}`);
-  return r.stdout;
 }
 
 /** A kubeconfig for a ServiceAccount's bearer token, on the admin's cluster entry. */
@@ -216,20 +201,6 @@ export async function startDemoEnvironment(
       }
       return undefined;
     },
-    kubectl,
-    async apply(...objects) {
-      await must("kubectl apply", kubectl(["apply", "-f", "-"], objects.map((o) => toYaml(o)).join("---\n")));
-    },
-    reconcile: (key) => call("POST", "/reconcile", { key }),
-    async dataPlane() {
-      const r = await call("GET", "/debug/dataplane");
-      if (r.status !== 200) throw new Error(`GET /debug/dataplane: ${r.status} ${JSON.stringify(r.body)}`);
-      return r.body as MemoryDataPlaneState;
-    },
-    async failNextPushes(count) {
-      const r = await call("POST", "/debug/dataplane/fail-next", { count });
-      if (r.status !== 200)
-        throw new Error(`POST /debug/dataplane/fail-next: ${r.status} ${JSON.stringify(r.body)}`);
-    },
+    ...operatorCalls(kubectl, call),
   };
 }

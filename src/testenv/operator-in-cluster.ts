@@ -7,7 +7,7 @@ import path from "node:path";
 import type { Cluster } from "./cluster.js";
 import { httpsJson } from "./https-json.js";
 import type { OperatorImage } from "./image.js";
-import type { RunResult } from "./process.js";
+import { must } from "./process.js";
 import { REPO_ROOT } from "./testbin.js";
 
 export const CHART = path.join(REPO_ROOT, "charts/edge-operator");
@@ -33,12 +33,6 @@ export function imageValues(image: Pick<OperatorImage, "repository" | "tag">): s
     "--set",
     "image.pullPolicy=Never",
   ];
-}
-
-export async function must(what: string, p: Promise<RunResult>): Promise<string> {
-  const r = await p;
-  if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}): ${(r.stderr || r.stdout).trim()}`);
-  return r.stdout;
 }
 
 /** `helm install --wait`: returns once every Deployment of the release is available. */

@@ -156,3 +156,10 @@ export async function waitFor<T>(
     await sleep(everyMs);
   }
 }
+
+/** The command's stdout; throws with its own words when it exits non-zero. */
+export async function must(what: string, p: Promise<RunResult>): Promise<string> {
+  const r = await p;
+  if (r.code !== 0) throw new Error(`${what} failed (exit ${r.code}): ${(r.stderr || r.stdout).trim()}`);
+  return r.stdout;
+}

@@ -19,10 +19,9 @@ import {
   componentPods,
   helmInstall,
   imageValues,
-  must,
   release,
 } from "../../src/testenv/operator-in-cluster.js";
-import { waitFor } from "../../src/testenv/process.js";
+import { must, waitFor } from "../../src/testenv/process.js";
 import { invalid, NS as ADMISSION_NS } from "../integration/admission-routes.js";
 import { service, v1Route, v2Route } from "../integration/routes.js";
 
