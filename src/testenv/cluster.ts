@@ -25,7 +25,6 @@
 
 import { generateKeyPairSync } from "node:crypto";
 import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
-import https from "node:https";
 import path from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { stringify as toYaml } from "yaml";
@@ -33,6 +32,7 @@ import { createCa, issueCertificate, type KeyPair } from "../certs/pki.js";
 import { kubeClient, type KubeClient } from "../kube/client.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { ensureClusterBin } from "./cluster-bin.js";
+import { getReadyz } from "./control-plane.js";
 import {
   DATA_DIR,
   KUBERNETES_SERVICE_IP,
@@ -296,24 +296,6 @@ function writePki(): Pki {
   };
 }
 
-function readyz(caPem: string, client: KeyPair): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = https.get(
-      `${APISERVER_URL}/readyz`,
-      { ca: caPem, cert: client.cert, key: client.key, timeout: 2000 },
-      (res) => {
-        res.resume();
-        resolve(res.statusCode === 200);
-      },
-    );
-    req.on("error", () => resolve(false));
-    req.on("timeout", () => {
-      req.destroy();
-      resolve(false);
-    });
-  });
-}
-
 interface Condition {
   type: string;
   status: string;
@@ -423,7 +405,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       async () => {
         const early = exitedEarly();
         if (early) throw new Error(early);
-        return (await readyz(pki.caPem, pki.admin)) ? true : undefined;
+        return (await getReadyz(APISERVER_URL, pki.caPem, pki.admin)) ? true : undefined;
       },
       120_000,
       200,

@@ -93,7 +93,8 @@ function kubeconfigYaml(server: string, caPem: string, user: string, client: Key
   });
 }
 
-function getReadyz(server: string, caPem: string, client: KeyPair): Promise<boolean> {
+/** Whether the apiserver at `server` answers /readyz with 200, as an admin client. */
+export function getReadyz(server: string, caPem: string, client: KeyPair): Promise<boolean> {
   return new Promise((resolve) => {
     const req = https.get(
       `${server}/readyz`,
