@@ -263,8 +263,10 @@ describe("edge-operator watch: probes and trust", () => {
 
     it("turns /healthz unhealthy when calls get no reply for the window, and healthy at the next reply", async () => {
       // A certificate from a CA the watcher was never given: every call fails in the handshake.
-      await endpoint.serveWith(leafOf(untrusted));
+      // The clock starts before the swap: a call may meet the new certificate while it is made.
+      const leaf = leafOf(untrusted);
       const broke = Date.now();
+      await endpoint.serveWith(leaf);
       await touch(8083);
       const sick = await waitFor(
         "/healthz to fail",
