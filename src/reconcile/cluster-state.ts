@@ -300,6 +300,8 @@ export class ClusterState {
   }
 
   private advance(part: RevisionPart, rv: string): void {
+    // The first list of a kind is a change even when it listed nothing.
+    if (this.rv[part] === "") this.changed();
     this.rv[part] = rv;
     if (this.waiters.length === 0) return;
     for (const w of [...this.waiters]) if (this.hasReached(w.min)) w.resolve(true);
