@@ -11,6 +11,7 @@ import path from "node:path";
 import tls from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCa, issueCertificate, type KeyPair } from "../../src/certs/pki.js";
+import { httpsJson } from "../../src/testenv/https-json.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startCli, startServe, type ServeProcess } from "../harness/operator.js";
 import { freePort, must, waitFor } from "../harness/process.js";
@@ -69,6 +70,9 @@ describe("the ADS port's TLS is reloaded with the serving key pair", () => {
         args: ["--kubeconfig", cp.kubeconfig, "--dataplane", "xds", "--xds-listen", `127.0.0.1:${adsPort}`],
       });
       expect(await presented(adsPort, oldCa.cert)).toBe(fingerprint(first.cert));
+      // Without --debug-routes there is no debug route at all.
+      for (const route of ["/debug/xds", "/debug/dataplane"])
+        expect((await httpsJson(`${serve.url}${route}`, oldCa.cert, "GET")).status, route).toBe(404);
 
       const renewed = leaf(newCa);
       writeFileSync(keyFile, renewed.key);
