@@ -46,7 +46,10 @@ describe("serve's data-plane flags", () => {
       ["--dataplane", "xds", "--xds-plaintext", "--xds-client-ca", "ca.pem"],
       "--xds-client-ca needs TLS on the ADS port: drop --xds-plaintext",
     ],
-    [["--dataplane", "xds", "--xds-plaintext-listen", "nowhere"], 'must be HOST:PORT, got "nowhere"'],
+    [
+      ["--dataplane", "xds", "--xds-plaintext-listen", "nowhere"],
+      '--xds-plaintext-listen must be HOST:PORT, got "nowhere"',
+    ],
   ])("refuse %j with a clear reason", (args, message) => {
     expect(() => parse(args)).toThrow(message);
   });

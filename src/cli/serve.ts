@@ -130,6 +130,8 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
   }
   parseListen(values["xds-listen"]);
   const plaintextListen = values["xds-plaintext-listen"];
+  if (plaintextListen !== undefined && !/^(\[[^\]]+\]|[^:]*):\d{1,5}$/.test(plaintextListen))
+    throw new UsageError(`--xds-plaintext-listen must be HOST:PORT, got ${JSON.stringify(plaintextListen)}`);
   if (plaintextListen !== undefined) parseListen(plaintextListen);
   const xdsOnly = (["xds-plaintext-listen", "xds-client-ca"] as const).find((k) => values[k] !== undefined);
   if (xdsOnly && dataPlane !== "xds") throw new UsageError(`--${xdsOnly} needs --dataplane xds`);
