@@ -37,11 +37,17 @@ Options:
                             $POD_NAMESPACE, else default)
   --dataplane-configmap N   envoy-configmap: the ConfigMap's name (default edge-envoy-xds)
   --xds-listen HOST:PORT    xds: where the ADS server (gRPC) listens (default
-                            127.0.0.1:18000)
-  --xds-plaintext           xds: no TLS on the ADS port (gRPC's own xDS client
+                            127.0.0.1:18000), with TLS: the serving key pair
+                            (files or --cert-secret), reloaded with it
+  --xds-plaintext           xds: no TLS on --xds-listen (gRPC's own xDS client
                             cannot trust a private CA); bind it to loopback or
-                            a pod-local address. Without it the ADS port uses
-                            --tls-cert/--tls-key (read at start)
+                            a pod-local address
+  --xds-plaintext-listen HOST:PORT
+                            xds: a second ADS port without TLS, beside the TLS
+                            one, for proxyless gRPC clients; anyone who reaches
+                            it reads every route and counts as a data plane
+  --xds-client-ca FILE      xds: PEM CA bundle; the TLS ADS port then takes only
+                            clients with a certificate it signed (mutual TLS)
   --xds-ack-timeout DUR     xds: how long a push waits for every connected
                             client's ACK before it says Pending (default 10s)
   --deprogram-timeout DUR   how long a deleted route waits for the data plane
@@ -50,6 +56,9 @@ Options:
                             callers with a client certificate it signed (the
                             apiserver, configured as in docs/install.md); the
                             apiserver cannot present one to /convert
+  --debug-routes            serve GET /debug/xds (xds) and /debug/dataplane,
+                            POST /debug/dataplane/fail-next (memory), to the
+                            callers /reconcile takes; for tests and the demo
   --shutdown-delay DUR      on SIGTERM, keep serving this long (readiness
                             already failing, every answer Connection: close)
                             before the listener closes (default 0; the chart: 5s)
@@ -68,7 +77,12 @@ export interface ServeOptions {
   deprogramTimeoutMs: number;
   xdsListen: string;
   xdsPlaintext: boolean;
+  /** --xds-plaintext-listen: a second ADS port, plaintext. */
+  xdsPlaintextListen?: string;
+  /** --xds-client-ca: PEM file; mutual TLS on the ADS port. */
+  xdsClientCaFile?: string;
   xdsAckTimeoutMs: number;
+  debugRoutes: boolean;
   /** --cert-secret: the key pair lives in a Secret instead of files. */
   certs?: ManagedCertOptions;
   /** --client-ca: PEM file of the CA that signs the apiserver's client certificate. */
@@ -94,6 +108,9 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "deprogram-timeout": { type: "string", default: "2m" },
       "xds-listen": { type: "string", default: "127.0.0.1:18000" },
       "xds-plaintext": { type: "boolean", default: false },
+      "xds-plaintext-listen": { type: "string" },
+      "xds-client-ca": { type: "string" },
+      "debug-routes": { type: "boolean", default: false },
       "xds-ack-timeout": { type: "string", default: "10s" },
       "client-ca": { type: "string" },
       "shutdown-delay": { type: "string", default: "0" },
@@ -118,14 +135,21 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     );
   }
   parseListen(values["xds-listen"]);
-  if (dataPlane === "xds" && !values["xds-plaintext"] && certs)
-    throw new UsageError(
-      "--dataplane xds takes its TLS key pair from --tls-cert/--tls-key files; with --cert-secret use --xds-plaintext",
-    );
+  const plaintextListen = values["xds-plaintext-listen"];
+  if (plaintextListen !== undefined && !/^(\[[^\]]+\]|[^:]*):\d{1,5}$/.test(plaintextListen))
+    throw new UsageError(`--xds-plaintext-listen must be HOST:PORT, got ${JSON.stringify(plaintextListen)}`);
+  if (plaintextListen !== undefined) parseListen(plaintextListen);
+  const xdsOnly = (["xds-plaintext-listen", "xds-client-ca"] as const).find((k) => values[k] !== undefined);
+  if (xdsOnly && dataPlane !== "xds") throw new UsageError(`--${xdsOnly} needs --dataplane xds`);
+  if (values["xds-client-ca"] !== undefined && values["xds-plaintext"])
+    throw new UsageError("--xds-client-ca needs TLS on the ADS port: drop --xds-plaintext");
   return {
     dataPlane,
     xdsListen: values["xds-listen"],
     xdsPlaintext: values["xds-plaintext"] ?? false,
+    ...(plaintextListen !== undefined ? { xdsPlaintextListen: plaintextListen } : {}),
+    ...(values["xds-client-ca"] !== undefined ? { xdsClientCaFile: values["xds-client-ca"] } : {}),
+    debugRoutes: values["debug-routes"] ?? false,
     xdsAckTimeoutMs: parseDuration("--xds-ack-timeout", values["xds-ack-timeout"]),
     dataPlaneNamespace: values["dataplane-namespace"],
     dataPlaneConfigMap: values["dataplane-configmap"],
@@ -141,19 +165,37 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
   };
 }
 
+/** What the handlers are told beside the flags: the serving key pair, and hooks for stop and reload. */
+export interface HandlerHooks {
+  /** The serving key pair as loaded at start (the ADS port's TLS uses it too). */
+  pair?: { cert: string; key: string };
+  onClose?: (close: () => void) => void;
+  onTlsReload?: (reload: (pair: { cert: string; key: string }) => void) => void;
+}
+
 /** The handlers the server hosts, one per path. */
 export async function buildHandlers(
   opts: ServeOptions,
   log: Logger,
   metrics: ServerMetrics,
-  onClose?: (close: () => void) => void,
+  hooks: HandlerHooks = {},
 ): Promise<JsonHandler[]> {
   const access = loadKubeConfig(opts.kubeconfig);
   const xdsAt = parseListen(opts.xdsListen);
   // One watch-fed cache per process, shared by /reconcile and the conflict warnings of /validate.
   const cache = access
-    ? serverCache(kubeClient(access), { log, registry: metrics.registry }, onClose)
+    ? serverCache(kubeClient(access), { log, registry: metrics.registry }, hooks.onClose)
     : undefined;
+  const tls =
+    opts.dataPlane === "xds" && !opts.xdsPlaintext
+      ? {
+          ...(hooks.pair ?? {
+            cert: readFileSync(opts.tlsCert, "utf8"),
+            key: readFileSync(opts.tlsKey, "utf8"),
+          }),
+          ...(opts.xdsClientCaFile ? { clientCa: readFileSync(opts.xdsClientCaFile, "utf8") } : {}),
+        }
+      : undefined;
   return [
     conversionHandler(opts.convertBodyLimit, metrics),
     ...admissionHandlers(access, { log, metrics, ...(cache ? { conflicts: cache.conflicts } : {}) }),
@@ -164,14 +206,15 @@ export async function buildHandlers(
         configMapNamespace: opts.dataPlaneNamespace,
         configMapName: opts.dataPlaneConfigMap,
         deprogramTimeoutMs: opts.deprogramTimeoutMs,
+        debugRoutes: opts.debugRoutes,
         xds: {
           ...xdsAt,
           ackTimeoutMs: opts.xdsAckTimeoutMs,
-          ...(opts.xdsPlaintext || opts.dataPlane !== "xds"
-            ? {}
-            : { tls: { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey) } }),
+          ...(tls ? { tls } : {}),
+          ...(opts.xdsPlaintextListen ? { plaintext: parseListen(opts.xdsPlaintextListen) } : {}),
         },
-        ...(onClose ? { onClose } : {}),
+        ...(hooks.onClose ? { onClose: hooks.onClose } : {}),
+        ...(hooks.onTlsReload ? { onTlsReload: hooks.onTlsReload } : {}),
         ...(cache ? { cache: cache.state } : {}),
       },
       { log, registry: metrics.registry },
@@ -193,7 +236,14 @@ export const serveCommand: Command = {
     let tlsLoaded = false;
     const metrics = createServerMetrics(createRegistry());
     const closers: (() => void)[] = [];
-    const handlers = await buildHandlers(opts, logger, metrics, (close) => closers.push(close));
+    const reloaders: ((pair: { cert: string; key: string }) => void)[] = [];
+    // The key pair first: the ADS port (xds) serves the same one, and follows its reloads.
+    const tls = await serveTls(opts, logger);
+    const handlers = await buildHandlers(opts, logger, metrics, {
+      ...("cert" in tls.tls ? { pair: tls.tls } : {}),
+      onClose: (close) => closers.push(close),
+      onTlsReload: (reload) => reloaders.push(reload),
+    });
     const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile, "utf8") : undefined;
     const app = createApp({
       handlers,
@@ -202,12 +252,14 @@ export const serveCommand: Command = {
       metrics,
       ...(clientCa ? { clientCertPaths: CLIENT_CERT_PATHS } : {}),
     });
-    const tls = await serveTls(opts, logger);
     const running = await startHttpsServer(app, {
       host,
       port,
       tls: tls.tls,
       log: logger,
+      onReload: (pair) => {
+        for (const reload of reloaders) reload(pair);
+      },
       shutdownDelayMs: opts.shutdownDelayMs,
       ...(clientCa ? { clientCa } : {}),
     });

@@ -45,10 +45,19 @@ export async function startClusterDemoEnvironment(
 
   const rel = release();
   progress(
-    `helm install ${rel.name} charts/edge-operator -n ${rel.namespace} (in cluster, server.replicas=1)`,
+    `helm install ${rel.name} charts/edge-operator -n ${rel.namespace} (in cluster, server.replicas=1, the memory sink with its debug routes)`,
   );
   const installStarted = performance.now();
-  await helmInstall(cluster, rel, image, ["--set", "server.replicas=1"]);
+  // The lab's lines count the memory sink's pushes, read through its debug
+  // routes: a demo's choice, never the chart's default (that is the xds sink).
+  await helmInstall(cluster, rel, image, [
+    "--set",
+    "server.replicas=1",
+    "--set",
+    "dataPlane.sink=memory",
+    "--set",
+    "server.debugRoutes=true",
+  ]);
   progress(`all Deployments available in ${((performance.now() - installStarted) / 1000).toFixed(1)} s`);
   const kubectl = (args: string[], input?: string) =>
     cluster.kubectl(args, input === undefined ? {} : { input });

@@ -151,7 +151,8 @@ export async function startDemoEnvironment(
   const serve = await startServe({
     port,
     tls,
-    args: ["--kubeconfig", server.kubeconfig, "--dataplane", "memory"],
+    // The demo reads the memory data plane through the debug routes.
+    args: ["--kubeconfig", server.kubeconfig, "--dataplane", "memory", "--debug-routes"],
   });
   teardown.defer("edge-operator serve", () => serve.stop());
   // Stop the apiserver before serve: while the apiserver holds its keep-alive

@@ -33,6 +33,8 @@ export interface HttpsServerOptions {
    * are closed here (default 10 s).
    */
   closeIdleAfterMs?: number;
+  /** Told each key pair loaded after the first (files changed, or a renewal): other ports follow it. */
+  onReload?: (pair: { cert: string; key: string }) => void;
   log: Logger;
 }
 
@@ -102,6 +104,7 @@ export async function startHttpsServer(
     // The whole context is replaced: the client CA goes with the new pair.
     server.setSecureContext({ ...p, ...(opts.clientCa ? { ca: opts.clientCa } : {}), minVersion: "TLSv1.2" });
     generation++;
+    opts.onReload?.(p);
     logger.info("TLS key pair reloaded");
   };
 

@@ -12,6 +12,7 @@ import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { MemoryDataPlane } from "../dataplane/memory.js";
 import type { XdsDataPlane } from "../dataplane/xds/xds-dataplane.js";
+import type { AdsTls } from "../dataplane/xds/ads-tls.js";
 import { callerCheck, tokenReviewAuth, type CallerAuth } from "./caller-auth.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { reconcileHandler } from "./reconcile-handler.js";
@@ -35,11 +36,17 @@ export interface ReconcileSetupOptions {
   xds?: {
     readonly host: string;
     readonly port: number;
-    readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+    readonly tls?: AdsTls;
+    /** A second, plaintext port on the same server, for gRPC's own xDS clients. */
+    readonly plaintext?: { readonly host: string; readonly port: number };
     readonly ackTimeoutMs?: number;
   };
+  /** GET /debug/xds, /debug/dataplane*: off unless asked for (serve --debug-routes). */
+  debugRoutes?: boolean;
   /** Told how to stop what this started (the ADS server), for a graceful stop. */
   onClose?: (close: () => void) => void;
+  /** Told how to hand a renewed serving key pair to the ADS port's TLS. */
+  onTlsReload?: (reload: (pair: { cert: string; key: string }) => void) => void;
   /** The server's cache (serverCache); absent: one of its own. */
   cache?: ClusterState;
   /** How long /reconcile waits for the cache to reach what the caller saw before it answers 503 (default 10 s). */
@@ -104,6 +111,11 @@ export async function reconcileHandlers(
     logger.info({ host: where.host, port, tls: where.tls !== undefined }, "ADS server listening");
     const started = xds;
     opts.onClose?.(() => started.stop());
+    if (where.tls) opts.onTlsReload?.((pair) => started.server.reloadTls(pair));
+    if (where.plaintext) {
+      const p = await xds.server.listen(where.plaintext.host, where.plaintext.port, true);
+      logger.info({ host: where.plaintext.host, port: p, tls: false }, "ADS server listening (plaintext)");
+    }
     dataPlane = xds;
   } else {
     const { EnvoyConfigMapDataPlane } = await import("../dataplane/envoy-configmap.js");
@@ -144,8 +156,8 @@ export async function reconcileHandlers(
     boundMs: opts.seenWaitMs ?? 10_000,
   };
   const handlers = [reconcileHandler(reconciler, auth, seenWait)];
-  if (memory) handlers.push(...memoryDebugHandlers(memory, auth));
-  if (xds) handlers.push(xdsDebugHandler(xds, auth));
+  if (opts.debugRoutes && memory) handlers.push(...memoryDebugHandlers(memory, auth));
+  if (opts.debugRoutes && xds) handlers.push(xdsDebugHandler(xds, auth));
   return handlers;
 }
 

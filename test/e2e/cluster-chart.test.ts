@@ -1,6 +1,6 @@
 // The chart's whole life in a real single-node cluster, with the operator in
 // pods from the image built here (npm run image), driven as a user drives it:
-// helm and kubectl. `helm install` with the defaults (image aside); `helm
+// helm and kubectl. `helm install` with the defaults (image and the memory sink aside); `helm
 // test`; the admission suite's invalid routes refused and the route lifecycle
 // through the in-cluster operator; the leader watcher's pod deleted in a burst
 // of creates; a server pod deleted during applies; `helm upgrade` to a new
@@ -188,7 +188,10 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)("the chart in a re
 
   it("helm install with the defaults: every pod Ready, the serving Secret made by the server, its CA injected", async () => {
     const started = performance.now();
-    await helmInstall(cluster, rel, image);
+    // The memory sink stands in for a data plane: these routes go Programmed
+    // with no proxy running. The chart's default, the xds sink, says
+    // NoDataPlane until a client connects (cluster-xds.test.ts runs one).
+    await helmInstall(cluster, rel, image, ["--set", "dataPlane.sink=memory"]);
     await allPodsReady();
     const seconds = (performance.now() - started) / 1000;
     process.stderr.write(`install to all pods Ready: ${seconds.toFixed(1)} s\n`);

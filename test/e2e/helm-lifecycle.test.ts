@@ -186,7 +186,7 @@ describe("out of cluster, with the server and the watcher as the chart's Service
         certFile: path.join(certDir, "tls.crt"),
         keyFile: path.join(certDir, "tls.key"),
       },
-      args: ["--kubeconfig", server.kubeconfig, "--dataplane", "memory"],
+      args: ["--kubeconfig", server.kubeconfig, "--dataplane", "memory", "--debug-routes"],
     });
     watcher = startCli("watch", [
       "watch",

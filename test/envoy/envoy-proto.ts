@@ -29,6 +29,9 @@ const FILES = [
   "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto",
   "envoy/extensions/filters/http/router/v3/router.proto",
   "envoy/config/bootstrap/v3/bootstrap.proto",
+  // What the chart's ADS bootstrap puts in Anys: TLS to the ADS server, HTTP/2 to it.
+  "envoy/extensions/transport_sockets/tls/v3/tls.proto",
+  "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
   "envoy/service/discovery/v3/discovery.proto",
 ];
 

@@ -141,6 +141,8 @@ export async function startOperatorStack(cp: ControlPlane, opts: StackOptions = 
       opts.kubeconfig ?? cp.kubeconfig,
       "--dataplane",
       "memory",
+      // The stack's dataPlane()/failNext() read the memory sink through them (xds: /debug/xds).
+      "--debug-routes",
       ...(opts.serveArgs ?? []),
     ],
     env: opts.serveEnv,

@@ -8,7 +8,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAllDocuments, stringify as toYaml } from "yaml";
+import { parse as parseYaml, parseAllDocuments, stringify as toYaml } from "yaml";
 import { buildCrd, type CrdOptions } from "../../src/api/crd.js";
 import {
   mutatingWebhookConfiguration,
@@ -17,6 +17,7 @@ import {
 } from "../harness/registration.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startServe, type ServeProcess } from "../harness/operator.js";
+import { EnvoyProtos } from "../envoy/envoy-proto.js";
 import { REPO_ROOT } from "../harness/testbin.js";
 import { v1Route, v2Route } from "./routes.js";
 
@@ -33,6 +34,21 @@ const MODES: Record<string, string[]> = {
   "out-of-cluster": URL_MODE,
   "cert-manager": ["--set", "certs.mode=certManager"],
   "envoy enabled": ["--set", "envoy.enabled=true"],
+  "envoy from the ConfigMap": ["--set", "envoy.enabled=true", "--set", "dataPlane.sink=envoy-configmap"],
+  "xds with mutual TLS and a plaintext port": [
+    "--set",
+    "envoy.enabled=true",
+    "--set",
+    "dataPlane.xds.mutualTLS.enabled=true",
+    "--set",
+    "dataPlane.xds.mutualTLS.clientCASecret=proxies-ca",
+    "--set",
+    "envoy.xdsClientCertSecret=envoy-client",
+    "--set",
+    "dataPlane.xds.plaintext.enabled=true",
+    "--set",
+    "networkPolicy.enabled=true",
+  ],
   "storage v2": ["--set", "crd.storageVersion=v2"],
   "v1 not served": ["--set", "crd.storageVersion=v2", "--set", "crd.v1.served=false"],
   "v1 deprecated": ["--set", "crd.v1.deprecated=true"],
@@ -221,6 +237,151 @@ describe("helm lint and helm template", () => {
   });
 });
 
+describe("the data plane: xds by default, Envoy's bootstrap pointed at the ADS Service", () => {
+  type Container = {
+    args: string[];
+    ports: { name: string; containerPort: number }[];
+    volumeMounts?: { name: string; mountPath: string }[];
+  };
+  type PodSpec = { containers: Container[]; volumes: Record<string, unknown>[] };
+  const podOf = (docs: Doc[], name: string): PodSpec =>
+    (find(docs, "Deployment", name) as Doc & { spec: { template: { spec: PodSpec } } }).spec.template.spec;
+  const serverArgs = (docs: Doc[]) => podOf(docs, `${FULLNAME}-server`).containers[0]?.args ?? [];
+  const ADS_HOST = `${FULLNAME}-ads.${NS}.svc`;
+  let protos: EnvoyProtos;
+  beforeAll(() => {
+    protos = EnvoyProtos.load();
+  });
+
+  it("the default sink is xds, with Envoy or without; memory only when asked (tests, the demo)", async () => {
+    for (const args of [[], ["--set", "envoy.enabled=true"]]) {
+      const a = serverArgs(await render(args));
+      expect(a).toContain("--dataplane=xds");
+      expect(a).toContain("--xds-listen=0.0.0.0:18000");
+      // The serving certificate names the ADS Service: Envoy checks that name.
+      expect(a).toContain(`--cert-dns=${ADS_HOST}`);
+    }
+    expect(serverArgs(await render(["--set", "dataPlane.sink=memory"]))).toContain("--dataplane=memory");
+    const cm = await render(["--set", "dataPlane.sink=envoy-configmap"]);
+    expect(serverArgs(cm)).toContain("--dataplane=envoy-configmap");
+    expect(serverArgs(cm).join(" ")).not.toContain("--xds-listen");
+    expect(cm.filter((d) => d.kind === "Service" && d.metadata?.name === `${FULLNAME}-ads`)).toEqual([]);
+    // The cert-manager Certificate names it as well.
+    const cert = find(
+      await render(MODES["cert-manager"] ?? []),
+      "Certificate",
+      `${FULLNAME}-serving`,
+    ) as Doc & {
+      spec: { dnsNames: string[] };
+    };
+    expect(cert.spec.dnsNames).toContain(ADS_HOST);
+  });
+
+  it("the debug routes are off unless asked for", async () => {
+    expect(serverArgs(await render([]))).not.toContain("--debug-routes");
+    expect(serverArgs(await render(["--set", "server.debugRoutes=true"]))).toContain("--debug-routes");
+  });
+
+  it("a Service for the ADS port(s) reaches the server pods' xds ports", async () => {
+    const docs = await render(MODES["xds with mutual TLS and a plaintext port"] ?? []);
+    const svc = find(docs, "Service", `${FULLNAME}-ads`) as Doc & {
+      spec: { selector: Record<string, string>; ports: { name: string; port: number; targetPort: string }[] };
+    };
+    const server = podOf(docs, `${FULLNAME}-server`);
+    const container = server.containers[0] as Container;
+    const named = new Map(container.ports.map((p) => [p.name, p.containerPort]));
+    expect(svc.spec.ports.map((p) => [p.name, p.port, named.get(p.targetPort)])).toEqual([
+      ["xds", 18000, 18000],
+      ["xds-plaintext", 18001, 18001],
+    ]);
+    expect(svc.spec.selector["app.kubernetes.io/component"]).toBe("server");
+    expect(container.args).toEqual(
+      expect.arrayContaining([
+        "--xds-plaintext-listen=0.0.0.0:18001",
+        "--xds-client-ca=/etc/edge-operator/xds-client-ca/ca.crt",
+      ]),
+    );
+    expect(JSON.stringify(server.volumes)).toContain('"secretName":"proxies-ca"');
+    // The NetworkPolicy lets the Envoy pods in to both ADS ports.
+    const np = find(docs, "NetworkPolicy") as Doc & {
+      spec: { ingress: { ports: { port: number }[]; from: unknown[] }[] };
+    };
+    const ads = np.spec.ingress.find((r) => r.ports.some((p) => p.port === 18000));
+    expect(ads?.ports.map((p) => p.port)).toEqual([18000, 18001]);
+    expect(JSON.stringify(ads?.from)).toContain('"app.kubernetes.io/component":"envoy"');
+    // The real apiserver takes the Service and the policy (server-side dry run).
+    if ((await cp.kubectl(["get", "namespace", NS])).code !== 0)
+      await cp.kubectl(["create", "namespace", NS]);
+    const input = [svc, np].map((d) => toYaml(d)).join("---\n");
+    const dry = await cp.kubectl(["apply", "--dry-run=server", "-n", NS, "-f", "-"], { input });
+    expect(dry.code, dry.stderr).toBe(0);
+  });
+
+  it.each([
+    ["TLS", ["--set", "envoy.enabled=true"], false],
+    ["mutual TLS", MODES["xds with mutual TLS and a plaintext port"] ?? [], true],
+  ])(
+    "Envoy's bootstrap (%s) is a valid Bootstrap: ADS over gRPC to the ADS Service, trusting the operator's CA",
+    async (_mode, args, mutual) => {
+      const docs = await render(args);
+      const cm = find(docs, "ConfigMap", `${FULLNAME}-envoy-bootstrap`) as Doc & {
+        data: Record<string, string>;
+      };
+      const bootstrap = parseYaml(cm.data["envoy.yaml"] ?? "") as Record<string, unknown>;
+      const TYPE = "envoy.config.bootstrap.v3.Bootstrap";
+      expect(protos.check(TYPE, bootstrap)).toEqual([]);
+      expect(protos.roundTrip(TYPE, bootstrap)).toEqual(bootstrap);
+      expect(bootstrap).toMatchObject({
+        dynamic_resources: {
+          ads_config: {
+            api_type: "GRPC",
+            grpc_services: [{ envoy_grpc: { cluster_name: "edge-operator-ads" } }],
+          },
+          lds_config: { ads: {} },
+          cds_config: { ads: {} },
+        },
+      });
+      const text = JSON.stringify(bootstrap);
+      const cluster = (bootstrap as { static_resources: { clusters: Record<string, unknown>[] } })
+        .static_resources.clusters[0];
+      expect(JSON.stringify(cluster?.load_assignment)).toContain(
+        `"socket_address":{"address":"${ADS_HOST}","port_value":18000}`,
+      );
+      expect(cluster?.transport_socket).toMatchObject({
+        typed_config: {
+          sni: ADS_HOST,
+          common_tls_context: {
+            validation_context: {
+              trusted_ca: { filename: "/etc/envoy/ads-ca/ca.crt" },
+              match_typed_subject_alt_names: [{ san_type: "DNS", matcher: { exact: ADS_HOST } }],
+            },
+          },
+        },
+      });
+      expect(text.includes("/etc/envoy/ads-client/tls.crt")).toBe(mutual);
+
+      // The Envoy pod reads that bootstrap, and mounts the CA bundle, not the Secret's keys.
+      const envoy = podOf(docs, `${FULLNAME}-envoy`);
+      const c = envoy.containers[0] as Container;
+      expect(c.args.slice(0, 2)).toEqual(["-c", "/etc/envoy/bootstrap/envoy.yaml"]);
+      const mounts = new Map((c.volumeMounts ?? []).map((m) => [m.name, m.mountPath]));
+      expect(mounts.get("ads-ca")).toBe("/etc/envoy/ads-ca");
+      expect(envoy.volumes.find((v) => v.name === "ads-ca")).toEqual({
+        name: "ads-ca",
+        secret: { secretName: `${FULLNAME}-tls`, items: [{ key: "ca.crt", path: "ca.crt" }] },
+      });
+      expect(mounts.has("ads-client")).toBe(mutual);
+    },
+  );
+
+  it("Envoy from the ConfigMap sink reads the server-written files as before", async () => {
+    const docs = await render(MODES["envoy from the ConfigMap"] ?? []);
+    const c = podOf(docs, `${FULLNAME}-envoy`).containers[0] as Container;
+    expect(c.args.slice(0, 2)).toEqual(["-c", "/etc/envoy/xds/envoy.yaml"]);
+    expect(docs.filter((d) => d.metadata?.name === `${FULLNAME}-envoy-bootstrap`)).toEqual([]);
+  });
+});
+
 describe("the server's V8 heap sizing", () => {
   type Env = { name: string; value?: string }[];
   const serverEnv = async (args: string[]): Promise<Env> => {
@@ -282,8 +443,29 @@ describe("values that break the schema", () => {
     [["--set", "crd.v1.served=false"], "crd.v1.served=false needs crd.storageVersion=v2"],
     [
       ["--set", "envoy.enabled=true", "--set", "dataPlane.sink=memory"],
-      "envoy.enabled=true needs dataPlane.sink=envoy-configmap",
+      "envoy.enabled=true needs dataPlane.sink=xds (or auto) or envoy-configmap",
     ],
+    [
+      ["--set", "dataPlane.xds.mutualTLS.enabled=true"],
+      "dataPlane.xds.mutualTLS.clientCASecret is required with dataPlane.xds.mutualTLS.enabled",
+    ],
+    [
+      [
+        "--set",
+        "envoy.enabled=true",
+        "--set",
+        "dataPlane.xds.mutualTLS.enabled=true",
+        "--set",
+        "dataPlane.xds.mutualTLS.clientCASecret=ca",
+      ],
+      "envoy.xdsClientCertSecret is required with dataPlane.xds.mutualTLS.enabled",
+    ],
+    [
+      ["--set", "dataPlane.sink=envoy-configmap", "--set", "dataPlane.xds.mutualTLS.enabled=true"],
+      "dataPlane.xds.mutualTLS.enabled=true needs the xds sink",
+    ],
+    [["--set", "dataPlane.sink=grpc"], "at '/dataPlane/sink': value must be one of"],
+    [["--set", "dataPlane.xds.port=0"], "at '/dataPlane/xds/port': minimum: got 0, want 1"],
   ])("%j is refused: %s", async (args, message) => {
     const res = await cp.helm(["template", RELEASE, CHART, "-n", NS, ...KUBE_VERSION, ...args]);
     expect(res.code).not.toBe(0);

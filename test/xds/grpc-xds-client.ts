@@ -7,11 +7,12 @@ import * as grpc from "@grpc/grpc-js";
 
 let registered = false;
 
-export async function useXdsServer(port: number, nodeId = "test-client"): Promise<void> {
+/** `host`: loopback by default; the cluster suite gives the ADS Service's ClusterIP. */
+export async function useXdsServer(port: number, nodeId = "test-client", host = "127.0.0.1"): Promise<void> {
   if (registered) throw new Error("the xDS bootstrap is read once per process");
   process.env.GRPC_XDS_BOOTSTRAP_CONFIG = JSON.stringify({
     xds_servers: [
-      { server_uri: `127.0.0.1:${port}`, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] },
+      { server_uri: `${host}:${port}`, channel_creds: [{ type: "insecure" }], server_features: ["xds_v3"] },
     ],
     node: { id: nodeId, locality: {} },
   });

@@ -72,12 +72,23 @@ app.kubernetes.io/component: {{ .component }}
 {{- default (printf "%s-xds" (include "edge-operator.fullname" .)) .Values.dataPlane.configMapName }}
 {{- end }}
 
+{{/* auto is xds: Envoy (envoy.enabled) and proxyless gRPC clients both read ADS. Never memory. */}}
 {{- define "edge-operator.dataPlaneSink" -}}
 {{- if eq .Values.dataPlane.sink "auto" }}
-{{- ternary "envoy-configmap" "memory" .Values.envoy.enabled }}
+{{- "xds" }}
 {{- else }}
 {{- .Values.dataPlane.sink }}
 {{- end }}
+{{- end }}
+
+{{/* The Service in front of the server pods' ADS ports; the serving certificate names it too. */}}
+{{- define "edge-operator.xdsService" -}}
+{{- printf "%s-ads" (include "edge-operator.fullname" .) }}
+{{- end }}
+
+{{/* The name Envoy dials and checks the ADS server's certificate against. */}}
+{{- define "edge-operator.xdsHost" -}}
+{{- printf "%s.%s.svc" (include "edge-operator.xdsService" .) .Release.Namespace }}
 {{- end }}
 
 {{/* "true" when the server and watcher run in the cluster (no urlOverride). */}}
@@ -130,6 +141,19 @@ service:
 {{- fail "crd.v1.served=false needs crd.storageVersion=v2: the storage version must be served (migrate first, see docs/install.md)" }}
 {{- end }}
 {{- if and $v.envoy.enabled (eq $v.dataPlane.sink "memory") }}
-{{- fail "envoy.enabled=true needs dataPlane.sink=envoy-configmap (or auto): Envoy reads its configuration from that ConfigMap" }}
+{{- fail "envoy.enabled=true needs dataPlane.sink=xds (or auto) or envoy-configmap: the memory sink serves nothing (tests and the demo only)" }}
+{{- end }}
+{{- $xds := eq (include "edge-operator.dataPlaneSink" .) "xds" }}
+{{- if and $v.dataPlane.xds.mutualTLS.enabled (not $xds) }}
+{{- fail "dataPlane.xds.mutualTLS.enabled=true needs the xds sink (dataPlane.sink=auto or xds)" }}
+{{- end }}
+{{- if and $v.dataPlane.xds.mutualTLS.enabled (not $v.dataPlane.xds.mutualTLS.clientCASecret) }}
+{{- fail "dataPlane.xds.mutualTLS.clientCASecret is required with dataPlane.xds.mutualTLS.enabled: a Secret in the release namespace whose ca.crt signs the proxies' client certificates" }}
+{{- end }}
+{{- if and $v.envoy.enabled $xds $v.dataPlane.xds.mutualTLS.enabled (not $v.envoy.xdsClientCertSecret) }}
+{{- fail "envoy.xdsClientCertSecret is required with dataPlane.xds.mutualTLS.enabled: a kubernetes.io/tls Secret whose tls.crt the clientCASecret's CA signed" }}
+{{- end }}
+{{- if and $v.dataPlane.xds.plaintext.enabled (eq (int $v.dataPlane.xds.plaintext.port) (int $v.dataPlane.xds.port)) }}
+{{- fail "dataPlane.xds.plaintext.port must differ from dataPlane.xds.port" }}
 {{- end }}
 {{- end }}

@@ -7,6 +7,7 @@
 import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../../observability/logger.js";
 import { combine, type AckVerdict } from "./ack-tracker.js";
+import { ReloadableServerCredentials, type AdsTls } from "./ads-tls.js";
 import { DeltaStream } from "./delta-stream.js";
 import {
   ADS_SERVICE,
@@ -45,7 +46,7 @@ const SERVICE = {
 
 export interface AdsServerOptions {
   /** TLS with the operator's serving certificate; absent = plaintext (gRPC's xDS client cannot use a private CA). */
-  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  readonly tls?: AdsTls;
   readonly log?: Logger;
 }
 
@@ -54,11 +55,35 @@ export class AdsServer implements StreamHost {
   private snapshot: XdsSnapshot | undefined;
   private readonly streams = new Set<AdsStream>();
   private readonly watchers = new Set<() => void>();
+  private credentials: ReloadableServerCredentials | undefined;
 
   constructor(private readonly opts: AdsServerOptions = {}) {}
 
-  /** Binds HOST:PORT (port 0: any free one) and answers the bound port. */
-  async listen(host: string, port: number): Promise<number> {
+  /**
+   * Binds HOST:PORT (port 0: any free one) and answers the bound port: with
+   * TLS when the server has it, unless `plaintext` (a second port for gRPC's
+   * own xDS clients, beside Envoy's TLS one). One server, one set of streams.
+   */
+  async listen(host: string, port: number, plaintext = false): Promise<number> {
+    const server = this.server ?? this.create();
+    const tls = plaintext ? undefined : this.opts.tls;
+    const credentials = tls
+      ? (this.credentials ??= new ReloadableServerCredentials(tls))
+      : grpc.ServerCredentials.createInsecure();
+    const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+    const bound = await new Promise<number>((resolve, reject) =>
+      server.bindAsync(address, credentials, (err, p) => (err ? reject(err) : resolve(p))),
+    );
+    this.server = server;
+    return bound;
+  }
+
+  /** The renewed serving certificate, for new handshakes on the TLS port (open streams keep theirs). */
+  reloadTls(pair: { readonly cert: Buffer | string; readonly key: Buffer | string }): void {
+    this.credentials?.reload(pair);
+  }
+
+  private create(): grpc.Server {
     const server = new grpc.Server({
       // Dead clients are found and their streams closed, so they stop counting.
       "grpc.keepalive_time_ms": 30_000,
@@ -77,19 +102,7 @@ export class AdsServer implements StreamHost {
         this.attach(call, stream, (req: DeltaDiscoveryRequest) => stream.onRequest(req));
       },
     });
-    const credentials = this.opts.tls
-      ? grpc.ServerCredentials.createSsl(
-          null,
-          [{ cert_chain: this.opts.tls.cert, private_key: this.opts.tls.key }],
-          false,
-        )
-      : grpc.ServerCredentials.createInsecure();
-    const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-    const bound = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(address, credentials, (err, p) => (err ? reject(err) : resolve(p))),
-    );
-    this.server = server;
-    return bound;
+    return server;
   }
 
   private attach<Req>(

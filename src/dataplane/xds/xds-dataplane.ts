@@ -13,12 +13,13 @@ import type { Logger } from "../../observability/logger.js";
 import { errorMessage, type DataPlane, type ProgramOptions, type ProgramResult } from "../dataplane.js";
 import { judgeRevision, type ReadRevision } from "../read-revision.js";
 import { AdsServer } from "./ads-server.js";
+import type { AdsTls } from "./ads-tls.js";
 import { XdsEncoder } from "./resources.js";
 import type { StreamReport } from "./stream.js";
 
 export interface XdsDataPlaneOptions {
   /** Absent: plaintext. */
-  readonly tls?: { readonly cert: Buffer; readonly key: Buffer };
+  readonly tls?: AdsTls;
   /** How long program() waits for every client's answer (default 10 s). */
   readonly ackTimeoutMs?: number;
   readonly log?: Logger;

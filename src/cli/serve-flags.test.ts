@@ -1,0 +1,56 @@
+import { describe, expect, it } from "vitest";
+import { parseServeArgs } from "./serve.js";
+
+const FILES = ["--tls-cert", "c.pem", "--tls-key", "k.pem"];
+
+function parse(args: string[]) {
+  const o = parseServeArgs([...FILES, ...args]);
+  if (o === "help") throw new Error("help");
+  return o;
+}
+
+describe("serve's data-plane flags", () => {
+  it("leave the debug routes off unless asked for", () => {
+    expect(parse([]).debugRoutes).toBe(false);
+    expect(parse(["--debug-routes"]).debugRoutes).toBe(true);
+  });
+
+  it("take a plaintext ADS port and a client CA beside the TLS port, for the xds sink", () => {
+    const o = parse([
+      "--dataplane",
+      "xds",
+      "--xds-listen",
+      "0.0.0.0:18000",
+      "--xds-plaintext-listen",
+      "0.0.0.0:18001",
+      "--xds-client-ca",
+      "proxies.pem",
+    ]);
+    expect(o).toMatchObject({
+      xdsListen: "0.0.0.0:18000",
+      xdsPlaintext: false,
+      xdsPlaintextListen: "0.0.0.0:18001",
+      xdsClientCaFile: "proxies.pem",
+    });
+  });
+
+  it("take the xds sink's TLS from a managed Secret too (it is reloaded with it)", () => {
+    const o = parseServeArgs(["--cert-secret", "edge-system/edge-tls", "--dataplane", "xds"]);
+    expect(o).toMatchObject({ dataPlane: "xds", xdsPlaintext: false });
+  });
+
+  it.each([
+    [["--xds-plaintext-listen", "0.0.0.0:18001"], "--xds-plaintext-listen needs --dataplane xds"],
+    [["--dataplane", "memory", "--xds-client-ca", "ca.pem"], "--xds-client-ca needs --dataplane xds"],
+    [
+      ["--dataplane", "xds", "--xds-plaintext", "--xds-client-ca", "ca.pem"],
+      "--xds-client-ca needs TLS on the ADS port: drop --xds-plaintext",
+    ],
+    [
+      ["--dataplane", "xds", "--xds-plaintext-listen", "nowhere"],
+      '--xds-plaintext-listen must be HOST:PORT, got "nowhere"',
+    ],
+  ])("refuse %j with a clear reason", (args, message) => {
+    expect(() => parse(args)).toThrow(message);
+  });
+});

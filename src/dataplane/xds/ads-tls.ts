@@ -1,0 +1,51 @@
+// TLS for the ADS port, reloadable: the operator's serving certificate is
+// renewed in place (src/certs/renewal.ts) and the HTTPS server swaps its
+// secure context then (src/server/https.ts); the ADS port must follow, or
+// Envoy meets an expired certificate on its next reconnect. grpc-js lets a
+// ServerCredentials tell every bound port about a new secure context (the
+// watcher each listener registers), which is all reload() does. Streams open
+// at a swap keep their session; new handshakes get the new pair.
+
+import * as grpc from "@grpc/grpc-js";
+import type { SecureContextOptions } from "node:tls";
+
+export interface AdsTls {
+  readonly cert: Buffer | string;
+  readonly key: Buffer | string;
+  /**
+   * PEM CA bundle that signs the proxies' client certificates: mutual TLS.
+   * A client without a certificate it signed is refused in the handshake.
+   */
+  readonly clientCa?: Buffer | string;
+}
+
+function contextOptions(tls: AdsTls): SecureContextOptions {
+  return {
+    cert: tls.cert,
+    key: tls.key,
+    minVersion: "TLSv1.2",
+    ...(tls.clientCa !== undefined ? { ca: tls.clientCa } : {}),
+  };
+}
+
+export class ReloadableServerCredentials extends grpc.ServerCredentials {
+  private clientCa: Buffer | string | undefined;
+
+  constructor(tls: AdsTls) {
+    const mutual = tls.clientCa !== undefined;
+    super({ requestCert: mutual, rejectUnauthorized: mutual }, contextOptions(tls));
+    this.clientCa = tls.clientCa;
+  }
+
+  /** New handshakes on every port bound with these credentials use this pair (the client CA stays). */
+  reload(pair: { readonly cert: Buffer | string; readonly key: Buffer | string }): void {
+    this.updateSecureContextOptions(
+      contextOptions({ ...pair, ...(this.clientCa !== undefined ? { clientCa: this.clientCa } : {}) }),
+    );
+  }
+
+  // Two bindings share a port only with the very same credentials object.
+  _equals(other: grpc.ServerCredentials): boolean {
+    return other === this;
+  }
+}
