@@ -13,6 +13,7 @@ import {
   PUSH_ORDER,
   apiListenerResource,
   covers,
+  hostOfRoutesName,
   isApiListenerName,
   digestOf,
   isWildcardType,
@@ -41,6 +42,14 @@ function sameNames(a: ReadonlySet<string> | "*", b: ReadonlySet<string> | "*"): 
   return true;
 }
 
+/** A gRPC client's API listener and its route configuration exist for any host name it asks for. */
+function onDemand(snapshot: XdsSnapshot, typeUrl: string, name: string): XdsResource | undefined {
+  if (typeUrl === TYPE_URL.listener) return isApiListenerName(name) ? apiListenerResource(name) : undefined;
+  if (typeUrl !== TYPE_URL.routeConfiguration) return undefined;
+  const host = hostOfRoutesName(name);
+  return host === undefined ? undefined : snapshot.hostRoutes(host);
+}
+
 /** The resources a subscription gets from a snapshot, and their digest. */
 export function subset(
   snapshot: XdsSnapshot,
@@ -51,9 +60,8 @@ export function subset(
   if (type === undefined) return { resources: [], digest: digestOf([]) };
   if (names === "*") return { resources: type.list, digest: type.digest };
   const resources: XdsResource[] = [];
-  const listeners = typeUrl === TYPE_URL.listener;
   for (const n of names) {
-    const r = type.byName.get(n) ?? (listeners && isApiListenerName(n) ? apiListenerResource(n) : undefined);
+    const r = type.byName.get(n) ?? onDemand(snapshot, typeUrl, n);
     if (r !== undefined) resources.push(r);
   }
   return { resources, digest: digestOf(resources) };
