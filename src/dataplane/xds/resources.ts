@@ -294,6 +294,15 @@ export function digestOf(resources: readonly XdsResource[]): string {
   return h.digest("hex").slice(0, 16);
 }
 
+/**
+ * What a resource is kept by from one snapshot to the next: the hash of its
+ * JSON, not the JSON (at 10,000 routes the virtual hosts' JSON is megabytes
+ * the server would otherwise hold).
+ */
+function jsonKey(json: unknown): string {
+  return createHash("sha256").update(JSON.stringify(json)).digest("base64");
+}
+
 /** A route configuration's bytes: its head (the name), then each virtual host as a repeated field. */
 function routeConfigBytes(name: string, hosts: readonly Uint8Array[]): Buffer {
   const head: XdsRouteConfiguration = { "@type": TYPE_URL.routeConfiguration, name };
@@ -317,7 +326,7 @@ interface HostRoutes {
 }
 
 /**
- * Encoded resources are kept from one snapshot to the next by their JSON:
+ * Encoded resources are kept from one snapshot to the next by their JSON's hash:
  * a one-route change re-encodes the route configuration and what changed,
  * not ten thousand clusters.
  */
@@ -335,7 +344,7 @@ export class XdsEncoder {
    */
   private virtualHosts(rc: XdsRouteConfiguration): [readonly string[], Uint8Array][] {
     return (rc.virtual_hosts ?? []).map((vh) => {
-      const key = JSON.stringify(vh);
+      const key = jsonKey(vh);
       let bytes = this.previousHosts.get(key) ?? this.nextHosts.get(key);
       if (bytes === undefined) bytes = encodeMessage(VIRTUAL_HOST, vh);
       this.nextHosts.set(key, bytes);
@@ -370,7 +379,7 @@ export class XdsEncoder {
   encode(snapshot: Snapshot): XdsSnapshot {
     const next = new Map<string, XdsResource>();
     const one = (name: string, json: ResourceJson): XdsResource => {
-      const key = JSON.stringify(json);
+      const key = jsonKey(json);
       let r = this.previous.get(key) ?? next.get(key);
       if (r === undefined) {
         const any = encodeResource(json);

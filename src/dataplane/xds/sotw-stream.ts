@@ -8,7 +8,8 @@
 
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
 import { ACKED, PENDING, TypeAck, clientStatus, type ClientStatus } from "./ack-tracker.js";
-import { encodeDiscoveryResponse, type DiscoveryRequest, type NodeInfo } from "./proto-codec.js";
+import { type DiscoveryRequest, type NodeInfo } from "./proto-codec.js";
+import { discoveryResponse } from "./response-chunks.js";
 import {
   PUSH_ORDER,
   apiListenerResource,
@@ -156,16 +157,17 @@ export class SotwStream implements AdsStream {
       for (const r of resources) this.sentClusters.set(r.name, r);
     }
     const nonce = String(++this.nonce);
-    const bytes = encodeDiscoveryResponse({
+    // The response points at the snapshot's bytes: every client shares them.
+    const response = discoveryResponse({
       version_info: snapshot.version,
       resources: resources.map((r) => r.any),
       type_url: url,
       nonce,
     });
     st.ack.sent(nonce, snapshot.version, digest);
-    this.bytes += bytes.byteLength;
+    this.bytes += response.size;
     this.responses++;
-    this.out.write(bytes);
+    this.out.write(response);
   }
 
   status(snapshot: XdsSnapshot): ClientStatus {
