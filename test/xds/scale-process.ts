@@ -33,7 +33,7 @@ export interface ScaleServer {
   program(
     change: "route" | "endpoints" | "base",
     k: number,
-  ): Promise<{ ok: boolean; reason?: string; ms: number }>;
+  ): Promise<{ ok: boolean; reason?: string; ms: number; buildMs: number }>;
   memory(): Promise<ServerMemory>;
   clients(): Promise<number>;
   stop(): void;
@@ -73,8 +73,8 @@ export async function startScaleServer(routes: number, timeoutMs = 120_000): Pro
     version: ready.version,
     nodeOptions,
     program: async (change, k) => {
-      const { ok, reason, ms } = await ask({ op: "program", change, k }, "programmed");
-      return reason === undefined ? { ok, ms } : { ok, reason, ms };
+      const { ok, reason, ms, buildMs } = await ask({ op: "program", change, k }, "programmed");
+      return reason === undefined ? { ok, ms, buildMs } : { ok, reason, ms, buildMs };
     },
     memory: async () => {
       const { op: _op, ...m } = await ask({ op: "memory" }, "memory");

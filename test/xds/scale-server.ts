@@ -31,7 +31,14 @@ export type ScaleRequest =
 
 export type ScaleReply =
   | { readonly op: "ready"; readonly port: number; readonly version: string }
-  | { readonly op: "programmed"; readonly ok: boolean; readonly reason?: string; readonly ms: number }
+  | {
+      readonly op: "programmed";
+      readonly ok: boolean;
+      readonly reason?: string;
+      /** program() until every client ACKed; and, before it, building the snapshot (the floor). */
+      readonly ms: number;
+      readonly buildMs: number;
+    }
   | ({ readonly op: "memory" } & ServerMemory)
   | { readonly op: "clients"; readonly count: number };
 
@@ -52,6 +59,7 @@ async function main(): Promise<void> {
     void (async () => {
       switch (m.op) {
         case "program": {
+          const b0 = performance.now();
           const snap =
             m.change === "route"
               ? input.routeChange(m.k)
@@ -59,10 +67,13 @@ async function main(): Promise<void> {
                 ? input.endpointsChange(m.k)
                 : input.base();
           const t0 = performance.now();
+          const buildMs = t0 - b0;
           const r = await plane.program(snap);
           const ms = performance.now() - t0;
           reply(
-            r.ok ? { op: "programmed", ok: true, ms } : { op: "programmed", ok: false, reason: r.reason, ms },
+            r.ok
+              ? { op: "programmed", ok: true, ms, buildMs }
+              : { op: "programmed", ok: false, reason: r.reason, ms, buildMs },
           );
           return;
         }

@@ -320,9 +320,15 @@ function routeConfigResource(name: string, hosts: readonly Uint8Array[]): XdsRes
 const MAX_HOST_ROUTES = 10_000;
 
 interface HostRoutes {
-  /** The virtual host's bytes it was made of: the same object means the same content. */
-  readonly vhost: Uint8Array;
+  /** The key (JSON hash) of the virtual host it was made of. */
+  readonly key: string;
   readonly resource: XdsResource;
+}
+
+interface EncodedHost {
+  readonly key: string;
+  readonly domains: readonly string[];
+  bytes: Uint8Array;
 }
 
 /**
@@ -342,14 +348,33 @@ export class XdsEncoder {
    * keeps its bytes from the last snapshot: a one-route change encodes one host.
    * Answers them by domain, in order.
    */
-  private virtualHosts(rc: XdsRouteConfiguration): [readonly string[], Uint8Array][] {
+  private virtualHosts(rc: XdsRouteConfiguration): EncodedHost[] {
     return (rc.virtual_hosts ?? []).map((vh) => {
       const key = jsonKey(vh);
-      let bytes = this.previousHosts.get(key) ?? this.nextHosts.get(key);
-      if (bytes === undefined) bytes = encodeMessage(VIRTUAL_HOST, vh);
-      this.nextHosts.set(key, bytes);
-      return [vh.domains, bytes];
+      const bytes = this.previousHosts.get(key) ?? this.nextHosts.get(key) ?? encodeMessage(VIRTUAL_HOST, vh);
+      return { key, domains: vh.domains, bytes };
     });
+  }
+
+  /**
+   * The route configuration, after which its virtual hosts' bytes are kept as
+   * views into its own: one copy of every virtual host is held, not two.
+   */
+  private routeConfiguration(name: string, hosts: EncodedHost[]): XdsResource {
+    const r = routeConfigResource(
+      name,
+      hosts.map((h) => h.bytes),
+    );
+    const value = r.any.value;
+    let end = value.byteLength;
+    for (let i = hosts.length - 1; i >= 0; i--) {
+      const h = hosts[i] as EncodedHost;
+      const len = h.bytes.byteLength;
+      h.bytes = value.subarray(end - len, end);
+      end -= len + varint(len).byteLength + fieldKey(VIRTUAL_HOSTS_FIELD).byteLength;
+      this.nextHosts.set(h.key, h.bytes);
+    }
+    return r;
   }
 
   /**
@@ -357,7 +382,7 @@ export class XdsEncoder {
    * picks it (the catch-all `*` at least, which every served configuration has).
    */
   private hostRoutesOf(
-    byDomain: ReadonlyMap<string, Uint8Array>,
+    byDomain: ReadonlyMap<string, EncodedHost>,
     made: Map<string, HostRoutes>,
     kept: ReadonlyMap<string, HostRoutes>,
   ): (hostname: string) => XdsResource {
@@ -368,9 +393,9 @@ export class XdsEncoder {
       const vhost = (domain === undefined ? undefined : byDomain.get(domain)) ?? noRoutesVirtualHost();
       const before = kept.get(hostname);
       const entry: HostRoutes =
-        before !== undefined && before.vhost === vhost
+        before !== undefined && before.key === vhost.key
           ? before
-          : { vhost, resource: routeConfigResource(hostRoutesName(hostname), [vhost]) };
+          : { key: vhost.key, resource: routeConfigResource(hostRoutesName(hostname), [vhost.bytes]) };
       if (made.size < MAX_HOST_ROUTES) made.set(hostname, entry);
       return entry.resource;
     };
@@ -399,14 +424,11 @@ export class XdsEncoder {
         ),
       ),
     );
-    const byDomain = new Map<string, Uint8Array>();
+    const byDomain = new Map<string, EncodedHost>();
     const routeConfigs = resources.routeConfigurations.map((c) => {
       const hosts = this.virtualHosts(grpcCompatibleRoutes(c));
-      for (const [domains, bytes] of hosts) for (const d of domains) byDomain.set(d, bytes);
-      return routeConfigResource(
-        c.name,
-        hosts.map(([, bytes]) => bytes),
-      );
+      for (const h of hosts) for (const d of h.domains) byDomain.set(d, h);
+      return this.routeConfiguration(c.name, hosts);
     });
     const lists: Record<XdsTypeUrl, XdsResource[]> = {
       [TYPE_URL.cluster]: resources.clusters.map((c) => {
@@ -451,8 +473,12 @@ export class XdsEncoder {
   }
 }
 
-let noRoutesBytes: Uint8Array | undefined;
+let noRoutes: EncodedHost | undefined;
 /** The catch-all virtual host without routes, encoded once. */
-function noRoutesVirtualHost(): Uint8Array {
-  return (noRoutesBytes ??= encodeMessage(VIRTUAL_HOST, NO_ROUTES));
+function noRoutesVirtualHost(): EncodedHost {
+  return (noRoutes ??= {
+    key: jsonKey(NO_ROUTES),
+    domains: NO_ROUTES.domains,
+    bytes: encodeMessage(VIRTUAL_HOST, NO_ROUTES),
+  });
 }
