@@ -7,7 +7,7 @@
 // host's route configuration, not the whole table. Needs `npm run build`.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { decodeResource } from "../../src/dataplane/xds/proto-codec.js";
+import { messageType } from "../../src/dataplane/xds/proto-codec.js";
 import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
 import { scaleClient, type ScaleClient } from "../xds/scale-client.js";
 import { scaleHosts, scaleInput } from "../xds/scale-input.js";
@@ -42,9 +42,15 @@ afterAll(() => {
   server?.stop();
 });
 
-/** The route keys (`namespace/name`) a route configuration's entries come from. */
+const routeConfiguration = messageType(TYPE_URL.routeConfiguration);
+
+/**
+ * The route keys (`namespace/name`) a route configuration's entries come from.
+ * Decoded, not converted to JSON: ten 2.76 MB conversions would stall this
+ * process past the server's keepalive, and it would drop the clients.
+ */
 function routeKeys(value: Uint8Array, into: Set<string>): void {
-  const rc = decodeResource({ type_url: TYPE_URL.routeConfiguration, value }) as {
+  const rc = routeConfiguration.decode(value) as unknown as {
     virtual_hosts?: { routes?: { name: string }[] }[];
   };
   for (const vh of rc.virtual_hosts ?? [])
@@ -53,7 +59,7 @@ function routeKeys(value: Uint8Array, into: Set<string>): void {
 
 async function programmed(change: "base" | "route", k: number): Promise<number> {
   const r = await server.program(change, k);
-  expect(r, `program ${change} ${k}`).toMatchObject({ ok: true });
+  expect(r.reason ?? "ok", `program ${change} ${k}`).toBe("ok");
   return r.ms;
 }
 
