@@ -138,7 +138,7 @@ describe("State of the World", () => {
     s.end();
   });
 
-  it("a named LDS subscription gets an API listener for that host, through ADS to the same route configuration", async () => {
+  it("a named LDS subscription gets an API listener for that host, through ADS to a route configuration of that host's own", async () => {
     await plane.program(two);
     const s = sotwStream(client);
     s.send({
@@ -153,13 +153,62 @@ describe("State of the World", () => {
       api_listener: {
         api_listener: {
           "@type": TYPE_URL.httpConnectionManager,
-          rds: { config_source: { ads: {}, resource_api_version: "V3" }, route_config_name: "edge" },
+          rds: {
+            config_source: { ads: {}, resource_api_version: "V3" },
+            route_config_name: "edge/a.example.com",
+          },
         },
       },
     });
-    s.send({ type_url: TYPE_URL.cluster, resource_names: [cluster("b")] });
+    const names = ["a.example.com", "nowhere.example.com"];
+    s.send({ type_url: TYPE_URL.listener, response_nonce: lds.nonce, resource_names: names });
+    const rdsNames = names.map((n) => `edge/${n}`);
+    s.send({ type_url: TYPE_URL.routeConfiguration, resource_names: rdsNames });
+    const rds = (await s.next()).message;
+    const [own, none] = rds.resources.map((r) => decodeResource(r));
+    // Only the virtual host a.example.com lands on: b's routes are not sent to a's clients.
+    expect(own).toMatchObject({ name: "edge/a.example.com" });
+    expect((own?.virtual_hosts as { domains: string[] }[]).map((v) => v.domains)).toEqual([
+      ["a.example.com"],
+    ]);
+    // A host no route names lands on the catch-all, which has no routes.
+    expect(none).toEqual({
+      "@type": TYPE_URL.routeConfiguration,
+      name: "edge/nowhere.example.com",
+      virtual_hosts: [{ name: "*", domains: ["*"] }],
+    });
+    s.send({ type_url: TYPE_URL.routeConfiguration, response_nonce: rds.nonce, resource_names: rdsNames });
+    s.send({ type_url: TYPE_URL.cluster, resource_names: [cluster("a")] });
     const cds = (await s.next()).message;
-    expect(cds.resources.map((r) => decodeResource(r).name)).toEqual([cluster("b")]);
+    expect(cds.resources.map((r) => decodeResource(r).name)).toEqual([cluster("a")]);
+    s.send({ type_url: TYPE_URL.cluster, response_nonce: cds.nonce, resource_names: [cluster("a")] });
+    s.send({ type_url: TYPE_URL.clusterLoadAssignment, resource_names: [cluster("a")] });
+    const eds = (await s.next()).message;
+    s.send({
+      type_url: TYPE_URL.clusterLoadAssignment,
+      response_nonce: eds.nonce,
+      resource_names: [cluster("a")],
+    });
+    expect(await plane.program(two)).toMatchObject({ ok: true });
+    // b's route changes: nothing is sent to a's client, which holds the new version as it is.
+    const bMoved = adsSnapshot(
+      [
+        route("a", "a"),
+        edgeRoute(
+          "b",
+          ["b.example.com"],
+          [
+            {
+              matches: [{ path: { type: "PathPrefix", value: "/v2" } }],
+              backends: [{ name: "b", port: PORT }],
+            },
+          ],
+        ),
+      ],
+      endpoints({ a: [1001], b: [1002] }),
+    );
+    expect(await plane.program(bMoved)).toMatchObject({ ok: true, version: bMoved.version });
+    expect(await s.quiet(200)).toBe(true);
     s.end();
   });
 });
@@ -217,6 +266,40 @@ describe("Delta", () => {
       reason: "Rejected",
       message: "xDS client envoy-delta rejected it: keep b",
     });
+    d.end();
+  });
+
+  it("a client of several hosts gets only the route configuration of the host that changed", async () => {
+    await plane.program(two);
+    const d = deltaStream(client);
+    const hosts = ["edge/a.example.com", "edge/b.example.com"];
+    d.send({
+      node: { id: "grpc-delta" },
+      type_url: TYPE_URL.routeConfiguration,
+      resource_names_subscribe: hosts,
+    });
+    const first = (await d.next()).message;
+    expect(first.resources.map((r) => r.name)).toEqual(hosts);
+    d.send({ type_url: TYPE_URL.routeConfiguration, response_nonce: first.nonce });
+    const bMoved = adsSnapshot(
+      [
+        route("a", "a"),
+        edgeRoute(
+          "b",
+          ["b.example.com"],
+          [{ matches: [{ path: { type: "Exact", value: "/v2" } }], backends: [{ name: "b", port: PORT }] }],
+        ),
+      ],
+      endpoints({ a: [1001], b: [1002] }),
+    );
+    const pushed = plane.program(bMoved);
+    const diff = (await d.next()).message;
+    expect(diff.resources.map((r) => r.name)).toEqual(["edge/b.example.com"]);
+    expect(diff.removed_resources).toEqual([]);
+    const [b] = diff.resources.map((r) => decodeResource(r.resource));
+    expect(JSON.stringify(b)).toContain('"path":"/v2"');
+    d.send({ type_url: TYPE_URL.routeConfiguration, response_nonce: diff.nonce });
+    expect(await pushed).toMatchObject({ ok: true, version: bMoved.version });
     d.end();
   });
 

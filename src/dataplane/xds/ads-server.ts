@@ -17,12 +17,15 @@ import {
   type DiscoveryRequest,
 } from "./proto-codec.js";
 import type { XdsSnapshot } from "./resources.js";
+import { joinChunks, type ResponseChunks } from "./response-chunks.js";
 import { SotwStream } from "./sotw-stream.js";
+import { WriteBudget, type PacedWriter } from "./write-budget.js";
 import type { AdsStream, StreamHost, StreamReport } from "./stream.js";
 
-const identity = (b: Buffer): Buffer => b;
-
-function method<Req>(name: string, deserialize: (b: Buffer) => Req): grpc.MethodDefinition<Req, Buffer> {
+function method<Req>(
+  name: string,
+  deserialize: (b: Buffer) => Req,
+): grpc.MethodDefinition<Req, ResponseChunks> {
   return {
     path: `/${ADS_SERVICE}/${name}`,
     requestStream: true,
@@ -31,8 +34,11 @@ function method<Req>(name: string, deserialize: (b: Buffer) => Req): grpc.Method
       throw new Error("the ADS server does not send requests");
     },
     requestDeserialize: deserialize,
-    responseSerialize: identity,
-    responseDeserialize: identity,
+    // A response's bytes are joined only when gRPC writes it: a queued response holds the shared body.
+    responseSerialize: joinChunks,
+    responseDeserialize: () => {
+      throw new Error("the ADS server does not read responses");
+    },
   };
 }
 
@@ -56,6 +62,8 @@ export class AdsServer implements StreamHost {
   private readonly streams = new Set<AdsStream>();
   private readonly watchers = new Set<() => void>();
   private credentials: ReloadableServerCredentials | undefined;
+  /** Shared by every stream: the response bytes being written at once stay bounded. */
+  private readonly budget = new WriteBudget();
 
   constructor(private readonly opts: AdsServerOptions = {}) {}
 
@@ -93,21 +101,24 @@ export class AdsServer implements StreamHost {
       "grpc.max_receive_message_length": 4 * 1024 * 1024,
     });
     server.addService(SERVICE, {
-      StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, Buffer>) => {
-        const stream = new SotwStream(call.getPeer(), call, this);
-        this.attach(call, stream, (req: DiscoveryRequest) => stream.onRequest(req));
+      StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, ResponseChunks>) => {
+        const out = this.budget.writer(call);
+        const stream = new SotwStream(call.getPeer(), out, this);
+        this.attach(call, stream, out, (req: DiscoveryRequest) => stream.onRequest(req));
       },
-      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, Buffer>) => {
-        const stream = new DeltaStream(call.getPeer(), call, this);
-        this.attach(call, stream, (req: DeltaDiscoveryRequest) => stream.onRequest(req));
+      DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, ResponseChunks>) => {
+        const out = this.budget.writer(call);
+        const stream = new DeltaStream(call.getPeer(), out, this);
+        this.attach(call, stream, out, (req: DeltaDiscoveryRequest) => stream.onRequest(req));
       },
     });
     return server;
   }
 
   private attach<Req>(
-    call: grpc.ServerDuplexStream<Req, Buffer>,
+    call: grpc.ServerDuplexStream<Req, ResponseChunks>,
     stream: AdsStream,
+    out: PacedWriter,
     onRequest: (req: Req) => void,
   ): void {
     this.streams.add(stream);
@@ -115,6 +126,7 @@ export class AdsServer implements StreamHost {
     const close = () => {
       if (!open) return;
       open = false;
+      out.close();
       this.streams.delete(stream);
       this.opts.log?.info({ client: stream.id, protocol: stream.protocol }, "xDS client disconnected");
       this.changed();

@@ -7,7 +7,8 @@
 // it holds goes back to its last ACK.
 
 import { ACKED, PENDING, TypeAck, clientStatus, type ClientStatus } from "./ack-tracker.js";
-import { encodeDeltaDiscoveryResponse, type DeltaDiscoveryRequest, type NodeInfo } from "./proto-codec.js";
+import { type DeltaDiscoveryRequest, type DeltaResource, type NodeInfo } from "./proto-codec.js";
+import { deltaDiscoveryResponse } from "./response-chunks.js";
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
 import {
   PUSH_ORDER,
@@ -142,7 +143,7 @@ export class DeltaStream implements AdsStream {
   private send(url: string, st: DeltaType, snapshot = this.host.current()): void {
     if (snapshot === undefined) return;
     const changes = new Map<string, string | null>();
-    const resources = [];
+    const resources: DeltaResource[] = [];
     const { wanted, names } = this.wanted(snapshot, url, st);
     for (const r of wanted) {
       if (st.held.get(r.name) === r.version) continue;
@@ -157,7 +158,7 @@ export class DeltaStream implements AdsStream {
       }
     if (changes.size === 0) return;
     const nonce = String(++this.nonce);
-    const bytes = encodeDeltaDiscoveryResponse({
+    const response = deltaDiscoveryResponse({
       system_version_info: snapshot.version,
       resources,
       type_url: url,
@@ -167,9 +168,9 @@ export class DeltaStream implements AdsStream {
     apply(st.held, changes);
     st.pending.set(nonce, changes);
     st.ack.sent(nonce, snapshot.version, this.wantedDigest(snapshot, url, st));
-    this.bytes += bytes.byteLength;
+    this.bytes += response.size;
     this.responses++;
-    this.out.write(bytes);
+    this.out.write(response);
   }
 
   private wantedDigest(snapshot: XdsSnapshot, url: string, st: DeltaType): string {

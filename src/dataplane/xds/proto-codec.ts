@@ -124,16 +124,6 @@ export function decodeDeltaDiscoveryRequest(bytes: Uint8Array): DeltaDiscoveryRe
   };
 }
 
-export function encodeDiscoveryResponse(res: DiscoveryResponse): Buffer {
-  const bytes = responseType.encode(res as unknown as Record<string, unknown>).finish();
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-export function encodeDeltaDiscoveryResponse(res: DeltaDiscoveryResponse): Buffer {
-  const bytes = deltaResponseType.encode(res as unknown as Record<string, unknown>).finish();
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
 /** For tests and the bench, which play the client: the same messages the other way round. */
 export const clientCodec = {
   encodeDiscoveryRequest(req: Partial<DiscoveryRequest>): Buffer {

@@ -7,10 +7,11 @@ import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EnvoyProtos } from "../../../test/envoy/envoy-proto.js";
 import { snapshotCase, snapshotCases } from "../../../test/golden/snapshot-cases.js";
-import type { EnvoyRoute, RouteConfiguration } from "../../envoy/envoy-resources.js";
+import { adsSnapshot, edgeRoute, endpoints, PORT } from "../../../test/xds/fixtures.js";
+import { TYPE_URL, type EnvoyRoute, type RouteConfiguration } from "../../envoy/envoy-resources.js";
 import type { EnvoyPathMatch } from "../../routing/path-match.js";
 import { decodeResource, encodeResource } from "./proto-codec.js";
-import { apiListener, domainFor, grpcCompatibleRoutes, XdsEncoder } from "./resources.js";
+import { apiListener, domainFor, grpcCompatibleRoutes, isApiListenerName, XdsEncoder } from "./resources.js";
 
 let protos: EnvoyProtos;
 beforeAll(() => {
@@ -30,6 +31,25 @@ describe("served resources against Envoy's protos", () => {
           count++;
         }
       expect(count).toBeGreaterThan(2);
+    });
+  }
+
+  for (const name of snapshotCases()) {
+    it(`${name}: each host's route configuration is valid and holds the virtual host that host lands on in Envoy's`, () => {
+      const served = new XdsEncoder().encode(snapshotCase(name));
+      const [edge] = served.types.get(TYPE_URL.routeConfiguration)?.list ?? [];
+      const hosts = (decodeResource(edge!.any).virtual_hosts ?? []) as { domains: string[] }[];
+      const byDomain = new Map(hosts.flatMap((vh) => vh.domains.map((d) => [d, vh] as const)));
+      const asked = [...byDomain.keys()].filter(isApiListenerName).concat("nowhere.example.net");
+      for (const host of asked) {
+        const r = served.hostRoutes(host);
+        expect(r.name).toBe(`edge/${host}`);
+        const json = decodeResource(r.any);
+        expect(protos.check(r.any.type_url, json)).toEqual([]);
+        expect(json.virtual_hosts).toEqual([byDomain.get(domainFor(host, byDomain)!)]);
+        // Asked again: the same resource, not a copy.
+        expect(served.hostRoutes(host)).toBe(r);
+      }
     });
   }
 
@@ -56,6 +76,28 @@ describe("served resources against Envoy's protos", () => {
     const a = enc.encode(snapshotCase(snapshotCases()[0] as string));
     const b = enc.encode(snapshotCase(snapshotCases()[0] as string));
     for (const [url, type] of a.types) expect(b.types.get(url)?.digest).toBe(type.digest);
+  });
+
+  it("a host's route configuration keeps its version while its virtual host is unchanged, and only then", () => {
+    const enc = new XdsEncoder();
+    const routes = (path: string) => [
+      edgeRoute(
+        "a",
+        ["a.example.com"],
+        [{ matches: [{ path: { type: "PathPrefix", value: "/a" } }], backends: [{ name: "a", port: PORT }] }],
+      ),
+      edgeRoute(
+        "b",
+        ["b.example.com"],
+        [{ matches: [{ path: { type: "PathPrefix", value: path } }], backends: [{ name: "b", port: PORT }] }],
+      ),
+    ];
+    const eps = endpoints({ a: [1], b: [2] });
+    const one = enc.encode(adsSnapshot(routes("/b"), eps));
+    const [a1, b1] = [one.hostRoutes("a.example.com"), one.hostRoutes("b.example.com")];
+    const two = enc.encode(adsSnapshot(routes("/b2"), eps));
+    expect(two.hostRoutes("a.example.com")).toBe(a1);
+    expect(two.hostRoutes("b.example.com").version).not.toBe(b1.version);
   });
 });
 

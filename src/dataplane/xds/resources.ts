@@ -2,20 +2,27 @@
 // with a version of its own (for Delta) and a digest per subscription (so that
 // State of the World sends a type only when what a client asked for changed).
 //
-// Three additions to the builder's resources, all derived here so that the
-// builder and its golden files stay as they are:
+// Additions to the builder's resources, all derived here so that the builder
+// and its golden files stay as they are:
 //  - an API listener for whatever host name a client asks LDS for (a
 //    proxyless gRPC client with target `xds:///HOST` asks for HOST), pointing
-//    through ADS at the same route configuration as Envoy's listener. Made on
-//    demand and never withdrawn: the virtual hosts decide what routes, so a
-//    wildcard host serves gRPC clients too, and a host whose routes all went
-//    still has its listener (grpc-js-xds 1.14 never notices a listener that
-//    comes back unchanged after it was gone). Envoy asks for every listener
-//    and gets only its own: it takes no API listener through LDS;
+//    through ADS at a route configuration of its own, `edge/HOST`, which holds
+//    only the virtual host HOST lands on. A route change then reaches only the
+//    clients of its host, and a client of many hosts on Delta gets only the
+//    host that changed (not the 2.76 MB of every host at 10,000 routes). Both
+//    are made on demand and never withdrawn: the virtual hosts decide what
+//    routes, so a wildcard host serves gRPC clients too, and a host whose
+//    routes all went still has its listener and an empty route configuration
+//    (grpc-js-xds 1.14 never notices a resource that comes back unchanged
+//    after it was gone). Envoy asks for every listener and gets only its own:
+//    it takes no API listener through LDS;
+//  - Envoy's listener keeps the one route configuration `edge` holding every
+//    virtual host (docs/architecture.md says why: an edge proxy serves every
+//    host, and VHDS would fetch each host on its first request);
 //  - `path_separated_prefix` (a whole-segment prefix), which gRPC's xDS client
 //    refuses, becomes the pair it means: the exact path and the prefix with a
-//    slash. Envoy reads both the same way, so both kinds of client get one
-//    route configuration;
+//    slash. Envoy reads both the same way, so both kinds of client get the
+//    same routes;
 //  - endpoints carry a locality and its weight: gRPC's client refuses a
 //    locality left unset, and skips one without a weight (Envoy ignores both
 //    unless locality-weighted balancing is asked for).
@@ -79,10 +86,28 @@ export interface XdsSnapshot {
   readonly clustersOfDomain: ReadonlyMap<string, readonly string[]>;
   /** Keys of the routes it serves: what `Programmed` is about. */
   readonly routes: readonly string[];
+  /**
+   * The route configuration `edge/HOST` of the API listener HOST: made on
+   * first ask and kept with the snapshot, so every client of HOST shares it.
+   */
+  hostRoutes(hostname: string): XdsResource;
 }
 
 const ROUTER = { name: "envoy.filters.http.router", typed_config: { "@type": TYPE_URL.router } } as const;
 const ADS_SOURCE: ConfigSource = { ads: {}, resource_api_version: "V3" };
+
+/** The route configuration of one host's API listener: `edge/HOST` (a host name holds no `/`). */
+export function hostRoutesName(hostname: string): string {
+  return `${ROUTE_CONFIG_NAME}/${hostname}`;
+}
+
+/** The host name of a per-host route configuration's name, if it is one. */
+export function hostOfRoutesName(name: string): string | undefined {
+  const prefix = `${ROUTE_CONFIG_NAME}/`;
+  if (!name.startsWith(prefix)) return undefined;
+  const host = name.slice(prefix.length);
+  return isApiListenerName(host) ? host : undefined;
+}
 
 /** The API listener a gRPC client asks for by the host name in its `xds:///HOST` target. */
 export function apiListener(hostname: string): ApiListener {
@@ -93,7 +118,7 @@ export function apiListener(hostname: string): ApiListener {
       api_listener: {
         "@type": TYPE_URL.httpConnectionManager,
         stat_prefix: "edge",
-        rds: { config_source: ADS_SOURCE, route_config_name: ROUTE_CONFIG_NAME },
+        rds: { config_source: ADS_SOURCE, route_config_name: hostRoutesName(hostname) },
         http_filters: [ROUTER],
       },
     },
@@ -198,29 +223,30 @@ function clustersOfHost(vh: VirtualHost): readonly string[] {
 
 /**
  * What a client that asked LDS for `listeners` needs to route: per type, the
- * names it must hold. Undefined entries: nothing needed of that type.
+ * names it must hold (Envoy's listener: `edge`; an API listener HOST:
+ * `edge/HOST`; and the clusters and endpoints their routes reach).
  */
 export function requiredNames(
   snapshot: XdsSnapshot,
   listeners: ReadonlySet<string> | "*",
 ): ReadonlyMap<string, ReadonlySet<string>> {
   const clusters = new Set<string>();
-  let any = false;
+  const routeConfigs = new Set<string>();
   const names = listeners === "*" ? snapshot.clustersOf.keys() : listeners;
   for (const l of names) {
     const own = snapshot.clustersOf.get(l);
     if (own !== undefined) {
-      any = true;
+      routeConfigs.add(ROUTE_CONFIG_NAME);
       for (const c of own) clusters.add(c);
     } else if (listeners !== "*" && isApiListenerName(l)) {
-      any = true;
+      routeConfigs.add(hostRoutesName(l));
       const domain = domainFor(l, snapshot.clustersOfDomain);
       for (const c of domain === undefined ? [] : (snapshot.clustersOfDomain.get(domain) ?? []))
         clusters.add(c);
     }
   }
   return new Map<string, ReadonlySet<string>>([
-    [TYPE_URL.routeConfiguration, new Set(any ? [ROUTE_CONFIG_NAME] : [])],
+    [TYPE_URL.routeConfiguration, routeConfigs],
     [TYPE_URL.cluster, clusters],
     [TYPE_URL.clusterLoadAssignment, clusters],
   ]);
@@ -269,7 +295,44 @@ export function digestOf(resources: readonly XdsResource[]): string {
 }
 
 /**
- * Encoded resources are kept from one snapshot to the next by their JSON:
+ * What a resource is kept by from one snapshot to the next: the hash of its
+ * JSON, not the JSON (at 10,000 routes the virtual hosts' JSON is megabytes
+ * the server would otherwise hold).
+ */
+function jsonKey(json: unknown): string {
+  return createHash("sha256").update(JSON.stringify(json)).digest("base64");
+}
+
+/** A route configuration's bytes: its head (the name), then each virtual host as a repeated field. */
+function routeConfigBytes(name: string, hosts: readonly Uint8Array[]): Buffer {
+  const head: XdsRouteConfiguration = { "@type": TYPE_URL.routeConfiguration, name };
+  const parts: Uint8Array[] = [encodeResource(head).value];
+  for (const bytes of hosts) parts.push(fieldKey(VIRTUAL_HOSTS_FIELD), varint(bytes.byteLength), bytes);
+  return Buffer.concat(parts);
+}
+
+function routeConfigResource(name: string, hosts: readonly Uint8Array[]): XdsResource {
+  const value = routeConfigBytes(name, hosts);
+  return { name, version: shortHash(value), any: { type_url: TYPE_URL.routeConfiguration, value } };
+}
+
+/** Per-host route configurations one snapshot keeps; names come from clients, so they are bounded. */
+const MAX_HOST_ROUTES = 10_000;
+
+interface HostRoutes {
+  /** The key (JSON hash) of the virtual host it was made of. */
+  readonly key: string;
+  readonly resource: XdsResource;
+}
+
+interface EncodedHost {
+  readonly key: string;
+  readonly domains: readonly string[];
+  bytes: Uint8Array;
+}
+
+/**
+ * Encoded resources are kept from one snapshot to the next by their JSON's hash:
  * a one-route change re-encodes the route configuration and what changed,
  * not ten thousand clusters.
  */
@@ -277,31 +340,71 @@ export class XdsEncoder {
   private previous = new Map<string, XdsResource>();
   private previousHosts = new Map<string, Uint8Array>();
   private nextHosts = new Map<string, Uint8Array>();
+  /** The last snapshot's per-host route configurations: one whose virtual host is unchanged is kept. */
+  private previousHostRoutes = new Map<string, HostRoutes>();
 
   /**
-   * A route configuration is one resource holding every virtual host: it is
-   * written as its other fields followed by each virtual host's bytes (a
-   * repeated field is its elements one after another), and a virtual host that
-   * did not change keeps its bytes: a one-route change encodes one host.
+   * Each virtual host is encoded once, and a virtual host that did not change
+   * keeps its bytes from the last snapshot: a one-route change encodes one host.
+   * Answers them by domain, in order.
    */
-  private routeConfiguration(rc: XdsRouteConfiguration): XdsResource {
-    const { virtual_hosts: hosts = [], ...head } = rc;
-    const parts: Uint8Array[] = [encodeResource(head).value];
-    for (const vh of hosts) {
-      const key = JSON.stringify(vh);
-      let bytes = this.previousHosts.get(key) ?? this.nextHosts.get(key);
-      if (bytes === undefined) bytes = encodeMessage(VIRTUAL_HOST, vh);
-      this.nextHosts.set(key, bytes);
-      parts.push(fieldKey(VIRTUAL_HOSTS_FIELD), varint(bytes.byteLength), bytes);
+  private virtualHosts(rc: XdsRouteConfiguration): EncodedHost[] {
+    return (rc.virtual_hosts ?? []).map((vh) => {
+      const key = jsonKey(vh);
+      const bytes = this.previousHosts.get(key) ?? this.nextHosts.get(key) ?? encodeMessage(VIRTUAL_HOST, vh);
+      return { key, domains: vh.domains, bytes };
+    });
+  }
+
+  /**
+   * The route configuration, after which its virtual hosts' bytes are kept as
+   * views into its own: one copy of every virtual host is held, not two.
+   */
+  private routeConfiguration(name: string, hosts: EncodedHost[]): XdsResource {
+    const r = routeConfigResource(
+      name,
+      hosts.map((h) => h.bytes),
+    );
+    const value = r.any.value;
+    let end = value.byteLength;
+    for (let i = hosts.length - 1; i >= 0; i--) {
+      const h = hosts[i] as EncodedHost;
+      const len = h.bytes.byteLength;
+      h.bytes = value.subarray(end - len, end);
+      end -= len + varint(len).byteLength + fieldKey(VIRTUAL_HOSTS_FIELD).byteLength;
+      this.nextHosts.set(h.key, h.bytes);
     }
-    const value = Buffer.concat(parts);
-    return { name: rc.name, version: shortHash(value), any: { type_url: rc["@type"], value } };
+    return r;
+  }
+
+  /**
+   * `edge/HOST`, made on first ask: the virtual host HOST lands on, as gRPC
+   * picks it (the catch-all `*` at least, which every served configuration has).
+   */
+  private hostRoutesOf(
+    byDomain: ReadonlyMap<string, EncodedHost>,
+    made: Map<string, HostRoutes>,
+    kept: ReadonlyMap<string, HostRoutes>,
+  ): (hostname: string) => XdsResource {
+    return (hostname) => {
+      const own = made.get(hostname);
+      if (own !== undefined) return own.resource;
+      const domain = domainFor(hostname, byDomain);
+      const vhost = (domain === undefined ? undefined : byDomain.get(domain)) ?? noRoutesVirtualHost();
+      const before = kept.get(hostname);
+      const entry: HostRoutes =
+        before !== undefined && before.key === vhost.key
+          ? before
+          : { key: vhost.key, resource: routeConfigResource(hostRoutesName(hostname), [vhost.bytes]) };
+      if (made.size < MAX_HOST_ROUTES) made.set(hostname, entry);
+      return entry.resource;
+    };
   }
 
   encode(snapshot: Snapshot): XdsSnapshot {
     const next = new Map<string, XdsResource>();
     const one = (name: string, json: ResourceJson): XdsResource => {
-      const key = JSON.stringify(json);
+      const key = jsonKey(json);
       let r = this.previous.get(key) ?? next.get(key);
       if (r === undefined) {
         const any = encodeResource(json);
@@ -311,7 +414,6 @@ export class XdsEncoder {
       return r;
     };
     const { resources } = snapshot;
-    const rc = resources.routeConfigurations.map(grpcCompatibleRoutes);
     // Whatever config source the snapshot was built with, clients of this sink get everything through ADS.
     const listeners = resources.listeners.map((l) =>
       one(
@@ -322,6 +424,12 @@ export class XdsEncoder {
         ),
       ),
     );
+    const byDomain = new Map<string, EncodedHost>();
+    const routeConfigs = resources.routeConfigurations.map((c) => {
+      const hosts = this.virtualHosts(grpcCompatibleRoutes(c));
+      for (const h of hosts) for (const d of h.domains) byDomain.set(d, h);
+      return this.routeConfiguration(c.name, hosts);
+    });
     const lists: Record<XdsTypeUrl, XdsResource[]> = {
       [TYPE_URL.cluster]: resources.clusters.map((c) => {
         const viaAds: Cluster = {
@@ -334,11 +442,14 @@ export class XdsEncoder {
         one(c.cluster_name, withLocality(c)),
       ),
       [TYPE_URL.listener]: listeners,
-      [TYPE_URL.routeConfiguration]: rc.map((c) => this.routeConfiguration(c)),
+      [TYPE_URL.routeConfiguration]: routeConfigs,
     };
     this.previous = next;
     this.previousHosts = this.nextHosts;
     this.nextHosts = new Map();
+    const made = new Map<string, HostRoutes>();
+    const hostRoutes = this.hostRoutesOf(byDomain, made, this.previousHostRoutes);
+    this.previousHostRoutes = made;
     const clustersOf = new Map<string, readonly string[]>();
     const all = resources.clusters.map((c) => c.name);
     for (const l of resources.listeners) clustersOf.set(l.name, all);
@@ -357,6 +468,17 @@ export class XdsEncoder {
       clustersOf,
       clustersOfDomain,
       routes: snapshot.outcomes.filter((o) => o.accepted).map((o) => o.key),
+      hostRoutes,
     };
   }
+}
+
+let noRoutes: EncodedHost | undefined;
+/** The catch-all virtual host without routes, encoded once. */
+function noRoutesVirtualHost(): EncodedHost {
+  return (noRoutes ??= {
+    key: jsonKey(NO_ROUTES),
+    domains: NO_ROUTES.domains,
+    bytes: encodeMessage(VIRTUAL_HOST, NO_ROUTES),
+  });
 }

@@ -8,11 +8,13 @@
 
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
 import { ACKED, PENDING, TypeAck, clientStatus, type ClientStatus } from "./ack-tracker.js";
-import { encodeDiscoveryResponse, type DiscoveryRequest, type NodeInfo } from "./proto-codec.js";
+import { type DiscoveryRequest, type NodeInfo } from "./proto-codec.js";
+import { discoveryResponse } from "./response-chunks.js";
 import {
   PUSH_ORDER,
   apiListenerResource,
   covers,
+  hostOfRoutesName,
   isApiListenerName,
   digestOf,
   isWildcardType,
@@ -41,6 +43,14 @@ function sameNames(a: ReadonlySet<string> | "*", b: ReadonlySet<string> | "*"): 
   return true;
 }
 
+/** A gRPC client's API listener and its route configuration exist for any host name it asks for. */
+function onDemand(snapshot: XdsSnapshot, typeUrl: string, name: string): XdsResource | undefined {
+  if (typeUrl === TYPE_URL.listener) return isApiListenerName(name) ? apiListenerResource(name) : undefined;
+  if (typeUrl !== TYPE_URL.routeConfiguration) return undefined;
+  const host = hostOfRoutesName(name);
+  return host === undefined ? undefined : snapshot.hostRoutes(host);
+}
+
 /** The resources a subscription gets from a snapshot, and their digest. */
 export function subset(
   snapshot: XdsSnapshot,
@@ -51,9 +61,8 @@ export function subset(
   if (type === undefined) return { resources: [], digest: digestOf([]) };
   if (names === "*") return { resources: type.list, digest: type.digest };
   const resources: XdsResource[] = [];
-  const listeners = typeUrl === TYPE_URL.listener;
   for (const n of names) {
-    const r = type.byName.get(n) ?? (listeners && isApiListenerName(n) ? apiListenerResource(n) : undefined);
+    const r = type.byName.get(n) ?? onDemand(snapshot, typeUrl, n);
     if (r !== undefined) resources.push(r);
   }
   return { resources, digest: digestOf(resources) };
@@ -148,16 +157,17 @@ export class SotwStream implements AdsStream {
       for (const r of resources) this.sentClusters.set(r.name, r);
     }
     const nonce = String(++this.nonce);
-    const bytes = encodeDiscoveryResponse({
+    // The response points at the snapshot's bytes: every client shares them.
+    const response = discoveryResponse({
       version_info: snapshot.version,
       resources: resources.map((r) => r.any),
       type_url: url,
       nonce,
     });
     st.ack.sent(nonce, snapshot.version, digest);
-    this.bytes += bytes.byteLength;
+    this.bytes += response.size;
     this.responses++;
-    this.out.write(bytes);
+    this.out.write(response);
   }
 
   status(snapshot: XdsSnapshot): ClientStatus {

@@ -2,9 +2,10 @@
 
 import type { ClientStatus } from "./ack-tracker.js";
 import type { XdsSnapshot } from "./resources.js";
+import type { ResponseChunks } from "./response-chunks.js";
 
 export interface Writable {
-  write(bytes: Buffer): void;
+  write(response: ResponseChunks): void;
 }
 
 /** The server, as a stream sees it. */

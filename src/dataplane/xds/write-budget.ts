@@ -1,0 +1,88 @@
+// A bound on the response bytes being written at once, across every stream.
+// Each response becomes a gRPC frame (a copy) when it is written, and lives
+// until HTTP/2 has sent it: ten Envoys taking a 2.76 MB route configuration
+// at once would be ten copies alive together. Here a large response waits
+// until the bytes in flight leave room (at least one always goes), and each
+// stream keeps its own order. A write that takes longer than `stallMs` (a
+// client that stopped reading) stops counting, so one slow client never holds
+// the others back for longer than that; keepalive ends it if it is dead.
+
+import type { ResponseChunks } from "./response-chunks.js";
+import type { Writable } from "./stream.js";
+
+/** What the budget needs of a gRPC call: a write with a callback once it has been sent. */
+export interface CallWriter {
+  write(parts: ResponseChunks, done: () => void): unknown;
+}
+
+export interface PacedWriter extends Writable {
+  /** The stream ended: what it queued is dropped, and what it had in flight is released. */
+  close(): void;
+}
+
+export class WriteBudget {
+  private inFlight = 0;
+  private readonly waiting = new Set<() => void>();
+
+  constructor(
+    readonly maxBytes = 3 * 1024 * 1024,
+    private readonly stallMs = 5_000,
+  ) {}
+
+  /** Bytes counted as in flight now (for tests and metrics). */
+  bytesInFlight(): number {
+    return this.inFlight;
+  }
+
+  writer(call: CallWriter): PacedWriter {
+    const queue: ResponseChunks[] = [];
+    const held = new Set<{ size: number }>();
+    let closed = false;
+    const release = (slot: { size: number }) => {
+      if (!held.delete(slot)) return;
+      this.inFlight -= slot.size;
+      this.wake();
+    };
+    const pump = () => {
+      this.waiting.delete(pump);
+      while (!closed && queue.length > 0) {
+        const parts = queue[0] as ResponseChunks;
+        const size = parts.size;
+        if (this.inFlight > 0 && this.inFlight + size > this.maxBytes) {
+          this.waiting.add(pump);
+          return;
+        }
+        queue.shift();
+        const slot = { size };
+        held.add(slot);
+        this.inFlight += size;
+        const timer = setTimeout(() => release(slot), this.stallMs);
+        timer.unref();
+        call.write(parts, () => {
+          clearTimeout(timer);
+          release(slot);
+        });
+      }
+    };
+    return {
+      write(parts) {
+        if (closed) return;
+        queue.push(parts);
+        pump();
+      },
+      close: () => {
+        closed = true;
+        queue.length = 0;
+        this.waiting.delete(pump);
+        for (const slot of [...held]) release(slot);
+      },
+    };
+  }
+
+  private wake(): void {
+    for (const pump of [...this.waiting]) {
+      if (this.inFlight >= this.maxBytes) return;
+      pump();
+    }
+  }
+}
