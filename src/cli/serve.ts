@@ -140,7 +140,7 @@ export async function buildHandlers(
   opts: ServeOptions,
   log: Logger,
   metrics: ServerMetrics,
-  onClose?: (close: () => void) => void,
+  onClose?: (close: () => void | Promise<void>) => void,
 ): Promise<JsonHandler[]> {
   const access = loadKubeConfig(opts.kubeconfig);
   const xdsAt = parseListen(opts.xdsListen);
@@ -181,7 +181,7 @@ export const serveCommand: Command = {
     const { host, port } = parseListen(opts.listen);
     let tlsLoaded = false;
     const metrics = createServerMetrics(createRegistry());
-    const closers: (() => void)[] = [];
+    const closers: (() => void | Promise<void>)[] = [];
     const handlers = await buildHandlers(opts, logger, metrics, (close) => closers.push(close));
     const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile, "utf8") : undefined;
     const app = createApp({
@@ -217,7 +217,8 @@ export const serveCommand: Command = {
       process.once("SIGINT", onSignal);
     });
     tls.stop();
-    for (const close of closers) close();
+    // Awaited: the xds sink deletes its ACK record on the way out.
+    await Promise.all(closers.map((close) => close()));
     await running.stop();
     logger.info("stopped");
     return 0;

@@ -34,7 +34,7 @@ export interface ReconcileSetupOptions {
     readonly ackTimeoutMs?: number;
   };
   /** Told how to stop what this started (the ADS server), for a graceful stop. */
-  onClose?: (close: () => void) => void;
+  onClose?: (close: () => void | Promise<void>) => void;
 }
 
 export interface ReconcileDeps {
