@@ -568,6 +568,11 @@ describe("RBAC: enough and no more", () => {
     ["patch", `mutatingwebhookconfigurations/${full}-mutate`],
     ["patch", `validatingwebhookconfigurations/${full}-validate`],
     ["patch", "customresourcedefinitions/edgeroutes.net.10xdev.io"],
+    // The xds sink's ACK records, in the release namespace.
+    ["create", "leases.coordination.k8s.io", "-n", ns],
+    ["update", `leases.coordination.k8s.io/${full}-xds-some-pod`, "-n", ns],
+    ["delete", `leases.coordination.k8s.io/${full}-xds-some-pod`, "-n", ns],
+    ["watch", "leases.coordination.k8s.io", "-n", ns],
   ])("the server may %s %s", async (...args) => {
     expect(await canI(server, args)).toBe("yes");
   });
@@ -590,6 +595,8 @@ describe("RBAC: enough and no more", () => {
     ["update", "services", "-n", "apps"],
     ["create", "pods", "-n", ns],
     ["create", "/reconcile"],
+    ["create", "leases.coordination.k8s.io", "-n", "apps"],
+    ["list", "leases.coordination.k8s.io", "-A"],
   ])("the server may not %s %s", async (...args) => {
     expect(await canI(server, args)).toBe("no");
   });
