@@ -4,9 +4,10 @@
 // client on replica B that ACKs, holds or NACKs as the test says. Whichever
 // replica writes status decides from every live replica's record.
 //
-// Until every replica rebuilds the snapshot from its own watch-fed cache
-// (design part 1, branch `cache`), replica B is given the snapshot the way
-// replica A is: by /reconcile calls (a bounded pump here; the watcher calls A).
+// Each replica serves its own watch-fed cache's snapshot (serve-on-change.ts):
+// replica B gets no /reconcile call until A is gone, and its clients are
+// served all the same. The watcher calls A; once A is killed, the test calls
+// B's /reconcile as a Service in front of both would route the watcher's calls.
 
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -42,6 +43,22 @@ let grpcB: Supervised;
 let picky: PickyClient;
 let pumping = true;
 let pump: Promise<void> | undefined;
+
+/** The watcher's calls, as a Service would route them once A is gone: B's /reconcile, once a second, bounded. */
+function reconcileOnB(): Promise<void> {
+  return (async () => {
+    for (let i = 0; pumping && i < 300; i++) {
+      await httpsJson(
+        `${serveB.url}/reconcile`,
+        serveB.caPem,
+        "POST",
+        { key: SNAPSHOT_KEY },
+        stack.token,
+      ).catch(() => undefined);
+      await sleep(1_000);
+    }
+  })();
+}
 
 const replicaEnv = (pod: string) => ({
   POD_NAME: pod,
@@ -123,19 +140,6 @@ beforeAll(async () => {
     args: ["--kubeconfig", cp.kubeconfig, ...xdsArgs(adsB)],
     env: replicaEnv("replica-b"),
   });
-  // Stand-in for part 1's cache-fed xDS sink: B reconciles the snapshot once a second.
-  pump = (async () => {
-    for (let i = 0; pumping && i < 900; i++) {
-      await httpsJson(
-        `${serveB.url}/reconcile`,
-        serveB.caPem,
-        "POST",
-        { key: SNAPSHOT_KEY },
-        stack.token,
-      ).catch(() => undefined);
-      await sleep(1_000);
-    }
-  })();
   forwarder = await startFailoverForwarder([adsA, adsB]);
 }, 120_000);
 
@@ -166,9 +170,11 @@ describe("two xDS replicas, ACK state in Leases", () => {
     await waitOutcome(grpcB, { echo: "routed", other: "unrouted" });
     expect(forwarder.connections()).toContain(adsA);
     // ...but picky-b on B has not taken it: not Programmed, on A's word (the watcher calls A).
-    await waitFor("echo to say Pending", async () =>
-      programmed(await getRoute(cp, "echo")).reason === "Pending" ? true : undefined,
-    );
+    await waitFor("echo to say Pending", async () => {
+      const p = programmed(await getRoute(cp, "echo"));
+      if (p.reason !== "Pending") throw new Error(`Programmed is ${JSON.stringify(p)}`);
+      return true;
+    });
     await sleep(2 * LEASE_SECONDS * 1000);
     expect(programmed(await getRoute(cp, "echo"))).toMatchObject({ status: "False", reason: "Pending" });
     const a = await debugXds(stack.serve);
@@ -201,7 +207,7 @@ describe("two xDS replicas, ACK state in Leases", () => {
     // The real clients took the version (a NACK changes nothing they hold).
     await waitOutcome(grpcA, { echo: "routed", other: "routed" });
     await waitOutcome(grpcB, { echo: "routed", other: "routed" });
-    // The same words on every retry: the pump and the watcher rewrite nothing.
+    // The same words on every retry: the watcher's retries rewrite nothing.
     const before = (await getRoute(cp, "other"))?.metadata.resourceVersion;
     await sleep(3_000);
     expect((await getRoute(cp, "other"))?.metadata.resourceVersion).toBe(before);
@@ -240,9 +246,10 @@ describe("two xDS replicas, ACK state in Leases", () => {
   it("replica A SIGKILLed: its client reconnects to B and gets the current version; Programmed waits out A's record", async () => {
     await stack.serve.process.kill();
     const killedAt = Date.now();
-    // The apiserver's webhooks and conversion go to B now, as a Service in front of both would.
+    // The apiserver's webhooks, conversion and the watcher's calls go to B now, as a Service in front of both would.
     await registerOperator(cp, serveB);
-    // A route applied after the kill: only B serves it (the watcher's calls to A fail; B's reconcile writes).
+    pump = reconcileOnB();
+    // A route applied after the kill: only B serves it, and B's reconcile writes statuses.
     await apply(cp, v2Route("other", { host: HOST, path: "/other.Other", service: "red", port: 50051 }));
     await waitOutcome(grpcA, { echo: "routed", other: "routed" });
     await waitOutcome(grpcB, { echo: "routed", other: "routed" });

@@ -133,7 +133,8 @@ export class XdsDataPlane implements DataPlane {
       };
       const check = () => {
         const v = this.verdictFor(version);
-        if (v.kind !== "pending") done(v);
+        // A newer snapshot served since: nobody will be offered this one any more.
+        if (v.kind !== "pending" || this.server.current()?.version !== version) done(v);
       };
       const onAbort = () => done(this.verdictFor(version));
       const timer = setTimeout(onAbort, timeoutMs);
