@@ -106,6 +106,30 @@ describe("helm lint and helm template", () => {
       expect(verbsOn(group, resource), `${resource}`).toEqual(expect.arrayContaining(["list", "watch"]));
   });
 
+  it("gives the server pod its name, uid and namespace (downward API) and its ACK records' Lease prefix", async () => {
+    const dep = find(await render([]), "Deployment", `${FULLNAME}-server`) as Doc & {
+      spec: { template: { spec: { containers: { env: { name: string }[] }[] } } };
+    };
+    const env = dep.spec.template.spec.containers[0]?.env ?? [];
+    const byName = Object.fromEntries(env.map((e) => [e.name, e]));
+    expect(byName.POD_NAME).toEqual({
+      name: "POD_NAME",
+      valueFrom: { fieldRef: { fieldPath: "metadata.name" } },
+    });
+    expect(byName.POD_UID).toEqual({
+      name: "POD_UID",
+      valueFrom: { fieldRef: { fieldPath: "metadata.uid" } },
+    });
+    expect(byName.POD_NAMESPACE).toEqual({
+      name: "POD_NAMESPACE",
+      valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } },
+    });
+    expect(byName.EDGE_OPERATOR_XDS_ACK_LEASE_PREFIX).toEqual({
+      name: "EDGE_OPERATOR_XDS_ACK_LEASE_PREFIX",
+      value: `${FULLNAME}-xds`,
+    });
+  });
+
   it("renders the in-cluster parts only in cluster, and cert-manager's only in certManager mode", async () => {
     const kinds = (docs: Doc[]) => docs.map((d) => `${d.kind}/${d.metadata?.name}`);
     const inCluster = kinds(await render([]));
