@@ -102,7 +102,25 @@ export class XdsDataPlane implements DataPlane {
         this.standing.set(id, { ...before, nack: { version: served, message: status.message } });
       else this.standing.set(id, before);
     }
-    const clients = statuses.map(({ id }) => ({ id, ...this.standing.get(id) }));
+    // Where each stream stands on the version served comes from that stream, never from
+    // history: a client that ACKed it and then subscribed to more is pending again, and
+    // two streams may share a node id.
+    const clients = statuses.map(({ id, status }): ClientAck => {
+      const { acked, nack } = this.standing.get(id) ?? {};
+      const now =
+        status.kind === "acked" && served
+          ? { acked: served }
+          : acked !== undefined && acked !== served
+            ? { acked }
+            : {};
+      const refused =
+        status.kind === "rejected" && served
+          ? { nack: { version: served, message: status.message } }
+          : nack !== undefined && nack.version !== served
+            ? { nack }
+            : {};
+      return { id, ...now, ...refused };
+    });
     return { replica: this.opts.acks?.identity.pod ?? "local", ...(served ? { served } : {}), clients };
   }
 
