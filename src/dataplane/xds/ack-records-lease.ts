@@ -1,7 +1,8 @@
 // ACK records kept in coordination.k8s.io/v1 Leases, one per server replica
 // that serves xDS, named `<prefix>-<pod>` in the release's namespace:
 //  - the writer puts its replica's record (ack-records.ts) in the Lease's
-//    annotation when it changes (debounced), renews it every third of the
+//    annotation when it changes (at once after a quiet spell, else at most
+//    once per debounce period), renews it every third of the
 //    lease duration, and deletes it on a clean stop; owned by its Pod when the
 //    pod's uid is known, so a deleted pod's record goes with it;
 //  - the reader lists and watches those Leases by label (one object per
@@ -64,6 +65,12 @@ interface AckLease {
   };
 }
 
+/** A record's clients alone (what a verdict reads), from its encoded form. */
+function standings(body: string): string {
+  const i = body.indexOf('"clients":');
+  return i < 0 ? body : body.slice(i);
+}
+
 export function ackLeaseName(prefix: string, pod: string): string {
   return `${prefix}-${pod}`;
 }
@@ -93,7 +100,7 @@ export interface AckRecordWriterOptions {
   /** This replica's record now. */
   readonly record: () => AckRecord;
   readonly log?: Logger;
-  /** How long a change waits for more before it is written (default 100 ms). */
+  /** Least time between two writes made for changes (default 100 ms): a burst of ACKs is one write. */
   readonly debounceMs?: number;
   readonly now?: () => number;
 }
@@ -104,6 +111,7 @@ export class AckRecordWriter {
   private debounce: ReturnType<typeof setTimeout> | undefined;
   private renew: ReturnType<typeof setInterval> | undefined;
   private writing: Promise<void> | undefined;
+  private lastFlush = 0;
   private again = false;
   private stopped = false;
   /** Writes made, for tests and logs. */
@@ -127,20 +135,26 @@ export class AckRecordWriter {
   /** The record may have changed: written after the debounce, unless it did not. */
   changed(): void {
     if (this.stopped || this.debounce) return;
+    // A new version served changes no client's standing on any version: the next write or renewal carries it.
+    if (standings(this.body()) === standings(this.written)) return;
+    // The first change after a quiet spell is written at once (an ACK reaches the other
+    // replicas in one write and one watch event); a burst is one write per debounce period.
+    const wait = Math.max(0, this.lastFlush + (this.opts.debounceMs ?? 100) - Date.now());
     this.debounce = setTimeout(() => {
       this.debounce = undefined;
+      this.lastFlush = Date.now();
       this.flush(false);
-    }, this.opts.debounceMs ?? 100);
+    }, wait);
   }
 
   /** Written now or after the write in flight; `renew`: even if unchanged. */
   private flush(renew: boolean): void {
     if (this.stopped) return;
     if (this.writing) {
-      this.again ||= renew || this.body() !== this.written;
+      this.again ||= renew || standings(this.body()) !== standings(this.written);
       return;
     }
-    if (!renew && this.body() === this.written) return;
+    if (!renew && standings(this.body()) === standings(this.written)) return;
     this.writing = this.writeOnce()
       .catch((err: unknown) =>
         this.opts.log?.warn(

@@ -38,6 +38,7 @@ export function encodeRecord(r: AckRecord): string {
   const clients = [...r.clients]
     .sort((a, b) => cmp(a.id, b.id))
     .map((c) => ({ id: c.id, ...(c.acked ? { acked: c.acked } : {}), ...(c.nack ? { nack: c.nack } : {}) }));
+  // `clients` last: the writer compares what follows it to tell a standing's change from a new version served.
   return JSON.stringify({ ...(r.served ? { served: r.served } : {}), clients });
 }
 
