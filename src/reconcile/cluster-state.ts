@@ -38,7 +38,7 @@ import {
   serviceKey,
   type ServiceEndpoints,
 } from "../routing/service-endpoints.js";
-import { slimRoute } from "./cluster-reader.js";
+import { slimRoute } from "./slim-route.js";
 
 export interface ClusterStateOptions {
   client: KubeClient;
