@@ -169,7 +169,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
 export interface HandlerHooks {
   /** The serving key pair as loaded at start (the ADS port's TLS uses it too). */
   pair?: { cert: string; key: string };
-  onClose?: (close: () => void) => void;
+  onClose?: (close: () => void | Promise<void>) => void;
   onTlsReload?: (reload: (pair: { cert: string; key: string }) => void) => void;
 }
 
@@ -235,7 +235,7 @@ export const serveCommand: Command = {
     const { host, port } = parseListen(opts.listen);
     let tlsLoaded = false;
     const metrics = createServerMetrics(createRegistry());
-    const closers: (() => void)[] = [];
+    const closers: (() => void | Promise<void>)[] = [];
     const reloaders: ((pair: { cert: string; key: string }) => void)[] = [];
     // The key pair first: the ADS port (xds) serves the same one, and follows its reloads.
     const tls = await serveTls(opts, logger);
@@ -280,7 +280,8 @@ export const serveCommand: Command = {
       process.once("SIGINT", onSignal);
     });
     tls.stop();
-    for (const close of closers) close();
+    // Awaited: the xds sink deletes its ACK record on the way out.
+    await Promise.all(closers.map((close) => close()));
     await running.stop();
     logger.info("stopped");
     return 0;

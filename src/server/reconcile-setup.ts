@@ -44,7 +44,7 @@ export interface ReconcileSetupOptions {
   /** GET /debug/xds, /debug/dataplane*: off unless asked for (serve --debug-routes). */
   debugRoutes?: boolean;
   /** Told how to stop what this started (the ADS server), for a graceful stop. */
-  onClose?: (close: () => void) => void;
+  onClose?: (close: () => void | Promise<void>) => void;
   /** Told how to hand a renewed serving key pair to the ADS port's TLS. */
   onTlsReload?: (reload: (pair: { cert: string; key: string }) => void) => void;
   /** The server's cache (serverCache); absent: one of its own. */
@@ -101,14 +101,21 @@ export async function reconcileHandlers(
   } else if (opts.dataPlane === "xds") {
     // Loaded only for this sink: gRPC stays out of the other sinks' memory.
     const { XdsDataPlane } = await import("../dataplane/xds/xds-dataplane.js");
+    const { ackIdentityFromEnv } = await import("../dataplane/xds/ack-records-lease.js");
     const where = opts.xds ?? { host: "127.0.0.1", port: 18000 };
+    // In a pod (POD_NAME, POD_NAMESPACE): ACK state shared with the other replicas through Leases.
+    const identity = ackIdentityFromEnv(process.env);
     xds = new XdsDataPlane({
       log: logger,
+      ...(identity ? { acks: { client: kube, identity } } : {}),
       ...(where.tls ? { tls: where.tls } : {}),
       ...(where.ackTimeoutMs !== undefined ? { ackTimeoutMs: where.ackTimeoutMs } : {}),
     });
     const port = await xds.listen(where.host, where.port);
-    logger.info({ host: where.host, port, tls: where.tls !== undefined }, "ADS server listening");
+    logger.info(
+      { host: where.host, port, tls: where.tls !== undefined, ackLeasePrefix: identity?.prefix },
+      "ADS server listening",
+    );
     const started = xds;
     opts.onClose?.(() => started.stop());
     if (where.tls) opts.onTlsReload?.((pair) => started.server.reloadTls(pair));
@@ -168,10 +175,20 @@ function xdsDebugHandler(xds: XdsDataPlane, auth: CallerAuth): JsonHandler {
     method: "GET",
     limit: 0,
     authorize: callerCheck(auth),
-    handle: () => ({
-      status: 200,
-      body: { version: xds.server.current()?.version, verdict: xds.server.verdict(), clients: xds.clients() },
-    }),
+    handle: () => {
+      const served = xds.server.current()?.version;
+      return {
+        status: 200,
+        body: {
+          version: served,
+          verdict: xds.server.verdict(),
+          clients: xds.clients(),
+          // Every replica's record as read (absent without cluster-shared ACK state).
+          ...(xds.records ? { records: xds.records.all() } : {}),
+          ...(xds.records && served !== undefined ? { combined: xds.verdictFor(served) } : {}),
+        },
+      };
+    },
   };
 }
 

@@ -122,6 +122,30 @@ describe("helm lint and helm template", () => {
       expect(verbsOn(group, resource), `${resource}`).toEqual(expect.arrayContaining(["list", "watch"]));
   });
 
+  it("gives the server pod its name, uid and namespace (downward API) and its ACK records' Lease prefix", async () => {
+    const dep = find(await render([]), "Deployment", `${FULLNAME}-server`) as Doc & {
+      spec: { template: { spec: { containers: { env: { name: string }[] }[] } } };
+    };
+    const env = dep.spec.template.spec.containers[0]?.env ?? [];
+    const byName = Object.fromEntries(env.map((e) => [e.name, e]));
+    expect(byName.POD_NAME).toEqual({
+      name: "POD_NAME",
+      valueFrom: { fieldRef: { fieldPath: "metadata.name" } },
+    });
+    expect(byName.POD_UID).toEqual({
+      name: "POD_UID",
+      valueFrom: { fieldRef: { fieldPath: "metadata.uid" } },
+    });
+    expect(byName.POD_NAMESPACE).toEqual({
+      name: "POD_NAMESPACE",
+      valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } },
+    });
+    expect(byName.EDGE_OPERATOR_XDS_ACK_LEASE_PREFIX).toEqual({
+      name: "EDGE_OPERATOR_XDS_ACK_LEASE_PREFIX",
+      value: `${FULLNAME}-xds`,
+    });
+  });
+
   it("renders the in-cluster parts only in cluster, and cert-manager's only in certManager mode", async () => {
     const kinds = (docs: Doc[]) => docs.map((d) => `${d.kind}/${d.metadata?.name}`);
     const inCluster = kinds(await render([]));
@@ -769,6 +793,11 @@ describe("RBAC: enough and no more", () => {
     ["patch", `mutatingwebhookconfigurations/${full}-mutate`],
     ["patch", `validatingwebhookconfigurations/${full}-validate`],
     ["patch", "customresourcedefinitions/edgeroutes.net.10xdev.io"],
+    // The xds sink's ACK records, in the release namespace.
+    ["create", "leases.coordination.k8s.io", "-n", ns],
+    ["update", `leases.coordination.k8s.io/${full}-xds-some-pod`, "-n", ns],
+    ["delete", `leases.coordination.k8s.io/${full}-xds-some-pod`, "-n", ns],
+    ["watch", "leases.coordination.k8s.io", "-n", ns],
   ])("the server may %s %s", async (...args) => {
     expect(await canI(server, args)).toBe("yes");
   });
@@ -789,6 +818,8 @@ describe("RBAC: enough and no more", () => {
     ["update", "services", "-n", "apps"],
     ["create", "pods", "-n", ns],
     ["create", "/reconcile"],
+    ["create", "leases.coordination.k8s.io", "-n", "apps"],
+    ["list", "leases.coordination.k8s.io", "-A"],
   ])("the server may not %s %s", async (...args) => {
     expect(await canI(server, args)).toBe("no");
   });

@@ -6,7 +6,7 @@
 
 import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../../observability/logger.js";
-import { combine, type AckVerdict } from "./ack-tracker.js";
+import { combine, type AckVerdict, type ClientStatus } from "./ack-tracker.js";
 import { ReloadableServerCredentials, type AdsTls } from "./ads-tls.js";
 import { DeltaStream } from "./delta-stream.js";
 import {
@@ -166,9 +166,23 @@ export class AdsServer implements StreamHost {
 
   /** What the connected clients add up to for the snapshot served now. */
   verdict(): AckVerdict {
+    if (this.snapshot === undefined) return { kind: "none" };
+    return combine(this.statuses());
+  }
+
+  /** Where each connected client stands on the snapshot served now (all pending before the first). */
+  statuses(): { readonly id: string; readonly status: ClientStatus }[] {
     const snapshot = this.snapshot;
-    if (snapshot === undefined) return { kind: "none" };
-    return combine([...this.streams].map((s) => ({ id: s.id, status: s.status(snapshot) })));
+    return [...this.streams].map((s) => ({
+      id: s.id,
+      status: snapshot ? s.status(snapshot) : { kind: "pending" },
+    }));
+  }
+
+  /** Called after each ACK, NACK, subscription, connect, disconnect and serve. */
+  watch(listener: () => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
   }
 
   /** The verdict once it is no longer pending, or the pending one after `timeoutMs`. */

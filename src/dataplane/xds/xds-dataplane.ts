@@ -7,11 +7,24 @@
 //  - no client connected → NoDataPlane: nothing serves any route, and so
 //    nothing still serves a deleted one (its finalizer may go);
 //  - no answer from every client within the wait → Pending.
+// With cluster access and a pod identity, "the connected clients" are those of
+// every server replica: each replica writes its own clients' standing into an
+// ACK record (a Lease, ack-records-lease.ts) and program() decides from all
+// live records, its own taken fresh from memory (ack-records.ts).
 
 import type { Snapshot } from "../../envoy/snapshot.js";
-import type { Logger } from "../../observability/logger.js";
+import type { KubeClient } from "../../kube/client.js";
+import { silentLogger, type Logger } from "../../observability/logger.js";
 import { errorMessage, type DataPlane, type ProgramOptions, type ProgramResult } from "../dataplane.js";
 import { judgeRevision, type ReadRevision } from "../read-revision.js";
+import type { AckVerdict } from "./ack-tracker.js";
+import { combineRecords, type AckRecord, type ClientAck } from "./ack-records.js";
+import {
+  AckRecordReader,
+  AckRecordWriter,
+  ackLeaseName,
+  type AckLeaseIdentity,
+} from "./ack-records-lease.js";
 import { AdsServer } from "./ads-server.js";
 import type { AdsTls } from "./ads-tls.js";
 import { XdsEncoder } from "./resources.js";
@@ -23,6 +36,8 @@ export interface XdsDataPlaneOptions {
   /** How long program() waits for every client's answer (default 10 s). */
   readonly ackTimeoutMs?: number;
   readonly log?: Logger;
+  /** Share ACK state with the other replicas through Leases; absent: this process's clients alone decide. */
+  readonly acks?: { readonly client: KubeClient; readonly identity: AckLeaseIdentity };
 }
 
 export const DEFAULT_ACK_TIMEOUT_MS = 10_000;
@@ -34,21 +49,120 @@ export class XdsDataPlane implements DataPlane {
   private readonly encoder = new XdsEncoder();
   /** When the inputs of the snapshot served were read. */
   private held: ReadRevision | undefined;
+  /** Per client id: the last version it held in full and the last it refused, kept for its record. */
+  private readonly standing = new Map<string, { acked?: string; nack?: ClientAck["nack"] }>();
+  private readonly writer: AckRecordWriter | undefined;
+  readonly records: AckRecordReader | undefined;
+  private readonly ownLease: string | undefined;
 
   constructor(private readonly opts: XdsDataPlaneOptions = {}) {
     this.server = new AdsServer({
       ...(opts.tls ? { tls: opts.tls } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });
+    const acks = opts.acks;
+    if (acks) {
+      const { client, identity } = acks;
+      const log = opts.log ?? silentLogger();
+      this.ownLease = ackLeaseName(identity.prefix, identity.pod);
+      this.writer = new AckRecordWriter({ client, identity, record: () => this.ownRecord(), log });
+      this.records = new AckRecordReader({
+        client,
+        namespace: identity.namespace,
+        prefix: identity.prefix,
+        log,
+      });
+      this.server.watch(() => this.writer?.changed());
+    }
   }
 
-  /** Starts the ADS server; answers the bound port. */
-  listen(host: string, port: number): Promise<number> {
-    return this.server.listen(host, port);
+  /** Starts the ADS server (and the ACK record writer and reader); answers the bound port. */
+  async listen(host: string, port: number): Promise<number> {
+    const bound = await this.server.listen(host, port);
+    this.writer?.start();
+    this.records?.start();
+    return bound;
   }
 
-  stop(): void {
+  /** Stops serving; a clean stop deletes this replica's ACK record, so others need not wait it out. */
+  async stop(): Promise<void> {
     this.server.stop();
+    await Promise.all([this.writer?.stop(), this.records?.stop()]);
+  }
+
+  /** This replica's record: the version served and where each connected client stands. */
+  ownRecord(): AckRecord {
+    const served = this.server.current()?.version;
+    const statuses = this.server.statuses();
+    const connected = new Set(statuses.map((s) => s.id));
+    for (const id of [...this.standing.keys()]) if (!connected.has(id)) this.standing.delete(id);
+    for (const { id, status } of statuses) {
+      const before = this.standing.get(id) ?? {};
+      if (served && status.kind === "acked") this.standing.set(id, { ...before, acked: served });
+      else if (served && status.kind === "rejected")
+        this.standing.set(id, { ...before, nack: { version: served, message: status.message } });
+      else this.standing.set(id, before);
+    }
+    // Where each stream stands on the version served comes from that stream, never from
+    // history: a client that ACKed it and then subscribed to more is pending again, and
+    // two streams may share a node id.
+    const clients = statuses.map(({ id, status }): ClientAck => {
+      const { acked, nack } = this.standing.get(id) ?? {};
+      const now =
+        status.kind === "acked" && served
+          ? { acked: served }
+          : acked !== undefined && acked !== served
+            ? { acked }
+            : {};
+      const refused =
+        status.kind === "rejected" && served
+          ? { nack: { version: served, message: status.message } }
+          : nack !== undefined && nack.version !== served
+            ? { nack }
+            : {};
+      return { id, ...now, ...refused };
+    });
+    return { replica: this.opts.acks?.identity.pod ?? "local", ...(served ? { served } : {}), clients };
+  }
+
+  /** What every client adds up to for `version`: of every live replica with ACK records, else of this process. */
+  verdictFor(version: string): AckVerdict {
+    if (!this.records) {
+      return this.server.current()?.version === version
+        ? this.server.verdict()
+        : { kind: "pending", waiting: [] };
+    }
+    // Until the other replicas' records are read, nobody can say they all hold it.
+    if (!this.records.synced()) return { kind: "pending", waiting: ["(ACK records not read yet)"] };
+    return combineRecords([this.ownRecord(), ...this.records.live(this.ownLease)], version);
+  }
+
+  /** The verdict on `version` once it is no longer pending, or the pending one after `timeoutMs`. */
+  private settled(version: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<AckVerdict> {
+    if (!this.records) return this.server.settled(timeoutMs);
+    const records = this.records;
+    return new Promise((resolve) => {
+      const unwatch: (() => void)[] = [];
+      const done = (v: AckVerdict) => {
+        clearTimeout(timer);
+        clearInterval(tick);
+        for (const u of unwatch) u();
+        signal?.removeEventListener("abort", onAbort);
+        resolve(v);
+      };
+      const check = () => {
+        const v = this.verdictFor(version);
+        // A newer snapshot served since: nobody will be offered this one any more.
+        if (v.kind !== "pending" || this.server.current()?.version !== version) done(v);
+      };
+      const onAbort = () => done(this.verdictFor(version));
+      const timer = setTimeout(onAbort, timeoutMs);
+      // Records expire by time, not by events: look again now and then.
+      const tick = setInterval(check, 500);
+      unwatch.push(this.server.watch(check), records.onChange(check));
+      signal?.addEventListener("abort", onAbort, { once: true });
+      check();
+    });
   }
 
   // No await between the revision check and serve(): one process, one step.
@@ -76,7 +190,7 @@ export class XdsDataPlane implements DataPlane {
     }
     this.held = verdict.record;
     const timeoutMs = this.opts.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;
-    const settled = await this.server.settled(timeoutMs);
+    const settled = await this.settled(version, timeoutMs, opts.signal);
     switch (settled.kind) {
       case "synced":
         return { ok: true, version, pushed };
@@ -104,7 +218,8 @@ export class XdsDataPlane implements DataPlane {
 
   /** The version every connected client holds; undefined with none connected, or while they differ. */
   async current(): Promise<string | undefined> {
-    return this.server.verdict().kind === "synced" ? this.server.current()?.version : undefined;
+    const served = this.server.current()?.version;
+    return served !== undefined && this.verdictFor(served).kind === "synced" ? served : undefined;
   }
 
   clients(): StreamReport[] {
