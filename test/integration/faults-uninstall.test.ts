@@ -188,6 +188,10 @@ describe("helm uninstall with the server down entirely", () => {
         `webhook.urlOverride=https://127.0.0.1:${port}`,
         "--set",
         `webhook.caBundle=${Buffer.from(caPem).toString("base64")}`,
+        // Storage on v1 (an install from before v2 became the default): routes
+        // written in v2 are then stored converted, the harder case for a release with the server down.
+        "--set",
+        "crd.storageVersion=v1",
       ]),
     );
     await must(
