@@ -9,7 +9,9 @@
 // operator's CRD and no conversion webhook (strategy None: the apiserver only
 // rewrites apiVersion), as in issue 15's floor: a version the operator does
 // not store costs it conversion calls the floor does not pay, and the figures
-// show it.
+// show it. FLOOR_CONVERSION=webhook gives the copy a conversion webhook on the
+// same no-op server that only rewrites apiVersion: the floor of any CRD that
+// converts through a webhook.
 //
 // Each segment is CREATES creates of one version through one target, IN_FLIGHT
 // at a time, over one keep-alive connection pool with the admin's client
@@ -21,7 +23,8 @@
 //
 // Run: npm run bench:write-path
 //   ROUNDS (3), CREATES (2000), IN_FLIGHT (16), STORAGE (the chart's default, or v1 / v2),
-//   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve there), JSON_OUT (a file for the raw figures).
+//   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve there), JSON_OUT (a file for the raw figures),
+//   FLOOR_CONVERSION (none, or webhook), DELETE_TIMEOUT_SECONDS (900: a busy machine releases finalizers slowly).
 
 import { fork } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -49,8 +52,9 @@ const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 16);
 const STORAGE = process.env.STORAGE;
 const CPU_PROF_DIR = process.env.CPU_PROF_DIR;
 const JSON_OUT = process.env.JSON_OUT;
+const FLOOR_CONVERSION = process.env.FLOOR_CONVERSION === "webhook" ? "webhook" : "none";
 /** A segment's deletes must be done by then (the operator's wait on the watcher's finalizer release). */
-const DELETE_TIMEOUT_MS = 180_000;
+const DELETE_TIMEOUT_MS = Number(process.env.DELETE_TIMEOUT_SECONDS ?? 900) * 1000;
 /** A quiet moment after the deletes, so the watcher's last reconciles do not fall into the next segment. */
 const SETTLE_MS = 3000;
 const FLOOR_GROUP = "floor.10xdev.io";
@@ -72,13 +76,23 @@ async function noopServer(): Promise<void> {
       // A webhook must at least read the uid to answer.
       const review = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
         apiVersion: string;
-        request: { uid: string };
+        kind: string;
+        request: { uid: string; desiredAPIVersion?: string; objects?: { apiVersion: string }[] };
       };
-      const body = JSON.stringify({
-        apiVersion: review.apiVersion,
-        kind: "AdmissionReview",
-        response: { uid: review.request.uid, allowed: true },
-      });
+      const { uid, desiredAPIVersion, objects } = review.request;
+      const body = JSON.stringify(
+        review.kind === "ConversionReview"
+          ? {
+              apiVersion: review.apiVersion,
+              kind: "ConversionReview",
+              response: {
+                uid,
+                result: { status: "Success" },
+                convertedObjects: (objects ?? []).map((o) => ({ ...o, apiVersion: desiredAPIVersion })),
+              },
+            }
+          : { apiVersion: review.apiVersion, kind: "AdmissionReview", response: { uid, allowed: true } },
+      );
       res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
       res.end(body);
     });
@@ -110,10 +124,15 @@ function startNoop(teardown: Teardown): Promise<{ url: string; caPem: string }> 
 // ---- the floor's CRD copy and webhooks ----
 
 function floorManifests(noop: { url: string; caPem: string }, storage: Version): unknown[] {
-  const crd = buildCrd({ storageVersion: storage });
+  const client = { url: noop.url, caBundle: Buffer.from(noop.caPem).toString("base64") };
+  const crd = buildCrd({
+    storageVersion: storage,
+    ...(FLOOR_CONVERSION === "webhook"
+      ? { conversion: { url: `${noop.url}/convert`, caBundle: client.caBundle } }
+      : {}),
+  });
   crd.metadata.name = `${PLURAL}.${FLOOR_GROUP}`;
   crd.spec.group = FLOOR_GROUP;
-  const client = { url: noop.url, caBundle: Buffer.from(noop.caPem).toString("base64") };
   const retarget = <
     T extends { metadata: { name: string }; webhooks: { name: string; rules: { apiGroups: string[] }[] }[] },
   >(
@@ -338,7 +357,7 @@ async function run(teardown: Teardown): Promise<void> {
   };
   const storage = crd.spec.versions.find((v) => v.storage)?.name ?? "v1";
   progress(
-    `the chart's CRD stores ${storage}; the floor's copy (${FLOOR_GROUP}) stores ${storage} too, conversion None`,
+    `the chart's CRD stores ${storage}; the floor's copy (${FLOOR_GROUP}) stores ${storage} too, conversion ${FLOOR_CONVERSION}`,
   );
   await must(
     "kubectl apply (floor)",
@@ -404,7 +423,7 @@ async function run(teardown: Teardown): Promise<void> {
   const serverMetrics = async (): Promise<Sample> =>
     parseMetrics(
       await httpsText(`${serve.url}/metrics`, { ca: serve.caPem }),
-      /^edge_operator_http_request_duration_seconds_(sum|count)$/,
+      /^edge_operator_http_(request_duration_seconds_(sum|count)|connections_total)$/,
       ["route"],
     );
 
@@ -416,7 +435,7 @@ async function run(teardown: Teardown): Promise<void> {
   ];
   const segments: Segment[] = [];
   console.log(
-    `write path: ${CREATES} creates per segment, ${IN_FLIGHT} in flight, ${ROUNDS} rounds, storage ${storage}`,
+    `write path: ${CREATES} creates per segment, ${IN_FLIGHT} in flight, ${ROUNDS} rounds, storage ${storage}, floor conversion ${FLOOR_CONVERSION}`,
   );
   console.log(
     `machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? "?"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,

@@ -185,7 +185,12 @@ export function createApp(opts: AppOptions): RequestListener {
   }
   mountMethodNotAllowed(app, allowed);
   mountFallbacks(app, opts.log);
+  const seen = new WeakSet<object>();
   return (req, res) => {
+    if (!seen.has(req.socket)) {
+      seen.add(req.socket);
+      opts.metrics.connections.inc();
+    }
     const post = req.method === "POST" ? direct.get(pathOf(req.url)) : undefined;
     if (!post) return void app(req, res);
     post(req, res).catch((err: unknown) => {
