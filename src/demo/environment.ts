@@ -44,6 +44,10 @@ export interface EnvironmentOptions {
   /** Marks the control plane's directory, `edge-cp-<runId>-*`. */
   runId: string;
   progress(message: string): void;
+  /** Extra `helm install` flags (a benchmark's chart values). */
+  chartArgs?: readonly string[];
+  /** Extra environment for `edge-operator serve` (a benchmark's NODE_OPTIONS). */
+  serveEnv?: Record<string, string>;
 }
 
 /** A kubeconfig for a ServiceAccount's bearer token, on the admin's cluster entry. */
@@ -127,6 +131,7 @@ export async function startDemoEnvironment(
       `webhook.urlOverride=${url}`,
       "--set",
       `webhook.caBundle=${caBundle}`,
+      ...(opts.chartArgs ?? []),
     ]),
   );
 
@@ -153,6 +158,7 @@ export async function startDemoEnvironment(
     tls,
     // The demo reads the memory data plane through the debug routes.
     args: ["--kubeconfig", server.kubeconfig, "--dataplane", "memory", "--debug-routes"],
+    ...(opts.serveEnv ? { env: opts.serveEnv } : {}),
   });
   teardown.defer("edge-operator serve", () => serve.stop());
   // Stop the apiserver before serve: while the apiserver holds its keep-alive

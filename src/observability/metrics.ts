@@ -20,6 +20,12 @@ export interface ServerMetrics {
   readonly registry: Registry;
   readonly requestDuration: Histogram<"route" | "code">;
   readonly webhookDecisions: Counter<"webhook" | "outcome">;
+  /**
+   * Connections that carried a request. Against the request count it shows
+   * whether callers keep connections alive: the apiserver's webhook client
+   * keeps 25 idle per host, and past that each burst costs a TLS handshake each.
+   */
+  readonly connections: Counter;
 }
 
 /** Registers the server's metrics once per registry (prom-client refuses duplicates). */
@@ -31,6 +37,11 @@ export function createServerMetrics(registry: Registry): ServerMetrics {
       help: "Time to answer an HTTPS request, by route and status code.",
       labelNames: ["route", "code"] as const,
       buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+      registers: [registry],
+    }),
+    connections: new Counter({
+      name: "edge_operator_http_connections_total",
+      help: "Connections (TLS handshakes, on the HTTPS listener) that carried at least one request.",
       registers: [registry],
     }),
     webhookDecisions: new Counter({

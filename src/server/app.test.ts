@@ -23,13 +23,21 @@ const routes: JsonHandler[] = [
     limit: 0,
     handle: () => ({ status: 200, body: { served: ++served } }),
   },
+  {
+    path: "/throws",
+    limit: MiB,
+    handle: () => {
+      throw new Error("a handler bug");
+    },
+  },
 ];
+const deps = serverDeps();
 
 let server: http.Server;
 let base: string;
 
 beforeAll(async () => {
-  server = http.createServer(createApp({ handlers: routes, ready: () => true, ...serverDeps() }));
+  server = http.createServer(createApp({ handlers: routes, ready: () => true, ...deps }));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });
@@ -42,9 +50,11 @@ afterAll(async () => {
 function request(
   path: string,
   body?: string,
+  agent?: http.Agent,
 ): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${path}`, { method: body === undefined ? "GET" : "POST" }, (res) => {
+    const method = body === undefined ? "GET" : "POST";
+    const req = http.request(`${base}${path}`, { method, ...(agent ? { agent } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () =>
@@ -93,5 +103,45 @@ describe("the app's replies", () => {
     const r = await request("/count");
     expect(JSON.parse(r.text)).toEqual({ served: before + 1 });
     expect((await request("/big")).text).toBe(JSON.stringify(big));
+  });
+});
+
+describe("webhook POSTs, answered without express", () => {
+  it("answer the same on the exact path as on the path express also matches (query, trailing slash, case)", async () => {
+    const body = JSON.stringify({ uid: "u-1" });
+    const exact = await request("/echo", body);
+    for (const path of ["/echo?timeout=10s", "/echo/", "/ECHO"]) {
+      const r = await request(path, body);
+      expect(r.status, path).toBe(200);
+      expect(r.headers["content-type"], path).toBe(exact.headers["content-type"]);
+      expect(JSON.parse(r.text), path).toEqual(JSON.parse(exact.text));
+    }
+    // GET on a POST path still gets express's 405.
+    const get = await request("/echo");
+    expect(get.status).toBe(405);
+    expect(get.headers.allow).toBe("POST");
+  });
+
+  it("answer a handler that throws with a JSON 500, and keep serving", async () => {
+    const r = await request("/throws", "{}");
+    expect(r.status).toBe(500);
+    expect(JSON.parse(r.text)).toMatchObject({
+      kind: "Status",
+      code: 500,
+      message: "internal error: a handler bug",
+    });
+    expect((await request("/echo", "{}")).status).toBe(200);
+  });
+
+  it("count each connection once, however many requests it carries", async () => {
+    const count = async (): Promise<number> =>
+      (await deps.metrics.connections.get()).values.reduce((n, v) => n + v.value, 0);
+    const before = await count();
+    const keepAlive = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    for (let i = 0; i < 5; i++) expect((await request("/echo", "{}", keepAlive)).status).toBe(200);
+    keepAlive.destroy();
+    expect(await count()).toBe(before + 1);
+    for (let i = 0; i < 3; i++) await request("/echo", "{}", new http.Agent({ keepAlive: false }));
+    expect(await count()).toBe(before + 4);
   });
 });

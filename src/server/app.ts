@@ -1,11 +1,18 @@
 // The express app: health, readiness, metrics, and the JSON handlers it is given.
 
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { TLSSocket } from "node:tls";
 import { setMaxListeners } from "node:events";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
-import { DEFAULT_MAX_DEPTH, errorReply, type JsonReply, type JsonHandler } from "./json-handler.js";
+import {
+  DEFAULT_MAX_DEPTH,
+  errorReply,
+  type JsonReply,
+  type JsonHandler,
+  type RequestContext,
+} from "./json-handler.js";
 import { jsonChunks } from "./json-chunks.js";
 import { budgetsFromHeapLimit, type MemoryBudgets } from "./memory-budget.js";
 import { discardBody, readJsonBody } from "./request-body.js";
@@ -48,17 +55,38 @@ const REASONS: Record<number, string> = {
 const CHUNK_CHARS = 64 * 1024;
 
 /** Aborted when the connection closes before the answer was sent: the caller gave up or went away. */
-function callerGone(res: Response): AbortSignal {
+function callerGone(res: ServerResponse): AbortSignal {
   const gone = new AbortController();
   // Every apiserver call of a reconcile listens on it, 32 at once while statuses are written.
   setMaxListeners(0, gone.signal);
-  res.on("close", () => {
+  if (res.socket === null || res.socket.destroyed) {
     if (!res.writableFinished) gone.abort();
-  });
+  } else {
+    res.on("close", () => {
+      if (!res.writableFinished) gone.abort();
+    });
+  }
   return gone.signal;
 }
 
-function drained(res: Response): Promise<void> {
+/**
+ * The request context, its signal made only when a handler reads it: the
+ * admission handlers never do, and an AbortController and a listener per
+ * webhook call are a measurable share of its cost.
+ */
+function contextFor(req: IncomingMessage, res: ServerResponse, log: Logger): RequestContext {
+  let signal: AbortSignal | undefined;
+  return {
+    headers: req.headers,
+    log,
+    get signal(): AbortSignal {
+      signal ??= callerGone(res);
+      return signal;
+    },
+  };
+}
+
+function drained(res: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       res.off("drain", done);
@@ -70,10 +98,21 @@ function drained(res: Response): Promise<void> {
   });
 }
 
+const JSON_TYPE = "application/json; charset=utf-8";
+
+/** A JSON text as one write: the status line, headers and body leave in one TLS record. */
+function sendText(res: ServerResponse, status: number, headers: JsonReply["headers"], text: string): void {
+  res.writeHead(status, {
+    ...headers,
+    "content-type": JSON_TYPE,
+    "content-length": Buffer.byteLength(text),
+  });
+  res.end(text);
+}
+
 /** A reply known to be small (an AdmissionReview's answer): one JSON.stringify, with a Content-Length. */
-function sendWhole(res: Response, reply: JsonReply): void {
-  if (reply.headers) res.set(reply.headers);
-  res.status(reply.status).type("application/json").send(JSON.stringify(reply.body));
+function sendWhole(res: ServerResponse, reply: JsonReply): void {
+  sendText(res, reply.status, reply.headers, JSON.stringify(reply.body));
 }
 
 /**
@@ -82,16 +121,15 @@ function sendWhole(res: Response, reply: JsonReply): void {
  * string plus one Buffer. One that turns out to fit in a chunk still goes out
  * whole, with a Content-Length.
  */
-async function sendInPieces(res: Response, reply: JsonReply): Promise<void> {
-  if (reply.headers) res.set(reply.headers);
-  res.status(reply.status).type("application/json");
+async function sendInPieces(res: ServerResponse, reply: JsonReply): Promise<void> {
   const chunks = jsonChunks(reply.body, CHUNK_CHARS);
   const first = chunks.next();
   const second = first.done ? first : chunks.next();
   if (second.done) {
-    res.send(first.done ? "null" : first.value);
+    sendText(res, reply.status, reply.headers, first.done ? "null" : first.value);
     return;
   }
+  res.writeHead(reply.status, { ...reply.headers, "content-type": JSON_TYPE });
   res.write(first.value as string);
   for (let next: IteratorResult<string> = second; !next.done; next = chunks.next()) {
     if (!res.write(next.value)) await drained(res);
@@ -102,22 +140,28 @@ async function sendInPieces(res: Response, reply: JsonReply): Promise<void> {
 }
 
 /** Why the caller's TLS client certificate is not good enough, or nothing when it is. */
-function clientCertRefusal(req: Request): JsonReply | undefined {
+function clientCertRefusal(req: IncomingMessage, path: string): JsonReply | undefined {
   const socket = req.socket as TLSSocket;
   if (socket.authorized) return undefined;
   const why = socket.authorizationError ? `: ${String(socket.authorizationError)}` : "";
   return errorReply(
     401,
     "Unauthorized",
-    `${req.path} needs a client certificate signed by the CA given to serve --client-ca${why}`,
+    `${path} needs a client certificate signed by the CA given to serve --client-ca${why}`,
   );
 }
 
 /**
  * The app in named phases: probes and metrics, the GET and POST handlers it
  * hosts, 405 for a known path asked with the wrong method, then the fallbacks.
+ *
+ * A POST to a handler's exact path (every webhook call: the apiserver sends
+ * the path it was given) skips express: its router, request and response
+ * wrappers cost the server more CPU per admission request than the whole
+ * answer of a bare node:https handler (bench/webhook-cpu.bench.ts). Anything
+ * else, and the same paths spelt otherwise, still goes through express.
  */
-export function createApp(opts: AppOptions): express.Express {
+export function createApp(opts: AppOptions): RequestListener {
   const app = express();
   app.disable("x-powered-by");
   app.set("etag", false);
@@ -130,15 +174,39 @@ export function createApp(opts: AppOptions): express.Express {
     allowed.set(handler.path, "GET, HEAD");
     app.get(handler.path, getHandler(handler, opts));
   }
+  const direct = new Map<string, PostHandler>();
   for (const handler of opts.handlers.filter((r) => r.method !== "GET")) {
     allowed.set(handler.path, "POST");
     // The body is read by readJsonBody as raw bytes whatever the content type
     // says: a webhook caller that gets the header wrong still deserves a JSON answer.
-    app.post(handler.path, postHandler(handler, opts, budgets));
+    const post = postHandler(handler, opts, budgets);
+    direct.set(handler.path, post);
+    app.post(handler.path, post);
   }
   mountMethodNotAllowed(app, allowed);
   mountFallbacks(app, opts.log);
-  return app;
+  const seen = new WeakSet<object>();
+  return (req, res) => {
+    if (!seen.has(req.socket)) {
+      seen.add(req.socket);
+      opts.metrics.connections.inc();
+    }
+    const post = req.method === "POST" ? direct.get(pathOf(req.url)) : undefined;
+    if (!post) return void app(req, res);
+    post(req, res).catch((err: unknown) => {
+      // What express's error handler would do for a handler that threw.
+      opts.log.error({ err, path: req.url }, "request failed");
+      if (!res.headersSent) sendWhole(res, errorReply(500, "InternalError", (err as Error).message));
+      else res.destroy();
+    });
+  };
+}
+
+/** The path of a request target, without its query. */
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return "";
+  const q = url.indexOf("?");
+  return q === -1 ? url : url.slice(0, q);
 }
 
 /** A known path asked with the wrong method: 405, and which methods it takes. */
@@ -170,6 +238,8 @@ function mountProbes(app: express.Express, opts: AppOptions): void {
 }
 
 type ExpressHandler = (req: Request, res: Response) => Promise<void>;
+/** Runs on node's own request and response, or express's (which extend them). */
+type PostHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 function getHandler(handler: JsonHandler, opts: AppOptions): ExpressHandler {
   const { log: logger } = opts;
@@ -199,17 +269,17 @@ function getHandler(handler: JsonHandler, opts: AppOptions): ExpressHandler {
  * the headers) before a byte of the body is read; the body read within its
  * limits (request-body.ts); the reply written whole or in pieces by its size.
  */
-function postHandler(handler: JsonHandler, opts: AppOptions, budgets: MemoryBudgets): ExpressHandler {
+function postHandler(handler: JsonHandler, opts: AppOptions, budgets: MemoryBudgets): PostHandler {
   const { log: logger } = opts;
   const { requestDuration } = opts.metrics;
   return async (req, res) => {
     const end = requestDuration.startTimer({ route: handler.path });
     const refused = opts.clientCertPaths?.has(handler.path)
-      ? clientCertRefusal(req)
+      ? clientCertRefusal(req, handler.path)
       : await handler.authorize?.(req.headers);
     if (refused) {
       // Refused from the headers: the body is never parsed or kept, only read and dropped.
-      if (!discardBody(req, DISCARD_FLOOR)) res.set("Connection", "close");
+      if (!discardBody(req, DISCARD_FLOOR)) res.setHeader("Connection", "close");
       sendWhole(res, refused);
       end({ code: refused.status });
       return;
@@ -221,14 +291,14 @@ function postHandler(handler: JsonHandler, opts: AppOptions, budgets: MemoryBudg
       path: handler.path,
     });
     if (!read.ok) {
-      if (!discardBody(req, Math.max(DISCARD_FLOOR, 2 * handler.limit))) res.set("Connection", "close");
+      if (!discardBody(req, Math.max(DISCARD_FLOOR, 2 * handler.limit))) res.setHeader("Connection", "close");
       sendWhole(res, read.reply);
       end({ code: read.reply.status });
       return;
     }
     let reply: JsonReply;
     try {
-      reply = await handler.handle(read.body, { headers: req.headers, log: logger, signal: callerGone(res) });
+      reply = await handler.handle(read.body, contextFor(req, res, logger));
     } catch (err) {
       // A handler bug must not take the server down or leave the caller hanging.
       logger.error({ err, route: handler.path }, "handler failed");

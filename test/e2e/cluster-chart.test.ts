@@ -191,7 +191,14 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)("the chart in a re
     // The memory sink stands in for a data plane: these routes go Programmed
     // with no proxy running. The chart's default, the xds sink, says
     // NoDataPlane until a client connects (cluster-xds.test.ts runs one).
-    await helmInstall(cluster, rel, image, ["--set", "dataPlane.sink=memory"]);
+    // Storage on v1, as an install from before v2 became the default: the
+    // upgrade test below migrates it with the chart's hook.
+    await helmInstall(cluster, rel, image, [
+      "--set",
+      "dataPlane.sink=memory",
+      "--set",
+      "crd.storageVersion=v1",
+    ]);
     await allPodsReady();
     const seconds = (performance.now() - started) / 1000;
     process.stderr.write(`install to all pods Ready: ${seconds.toFixed(1)} s\n`);

@@ -162,6 +162,10 @@ describe("out of cluster, with the server and the watcher as the chart's Service
       `webhook.urlOverride=${url}`,
       "--set",
       `webhook.caBundle=${Buffer.from(caPem).toString("base64")}`,
+      // Storage on v1 (an install from before v2 became the default): the
+      // uninstall steps below read kept routes in the version they are stored in.
+      "--set",
+      "crd.storageVersion=v1",
     ]);
     expect(install.code, explain(install)).toBe(0);
     await must(

@@ -188,6 +188,10 @@ describe("helm uninstall with the server down entirely", () => {
         `webhook.urlOverride=https://127.0.0.1:${port}`,
         "--set",
         `webhook.caBundle=${Buffer.from(caPem).toString("base64")}`,
+        // Storage on v1 (an install from before v2 became the default): routes
+        // written in v2 are then stored converted, the harder case for a release with the server down.
+        "--set",
+        "crd.storageVersion=v1",
       ]),
     );
     await must(
@@ -236,7 +240,8 @@ describe("helm uninstall with the server down entirely", () => {
     serve = undefined;
     await must(
       "helm upgrade (in cluster, no pods)",
-      cp.helm(["upgrade", RELEASE, CHART, "-n", NS, "--reset-values"]),
+      // Defaults but the storage version: this install keeps storing v1.
+      cp.helm(["upgrade", RELEASE, CHART, "-n", NS, "--reset-values", "--set", "crd.storageVersion=v1"]),
     );
     // Any change through the webhooks now fails: the server is not there.
     const label = await cp.kubectl(["label", "edgeroutes.v1.net.10xdev.io", "v1-5", "-n", APPS, "x=y"]);

@@ -279,6 +279,7 @@ describe("the migrate hook Job in the chart", () => {
 
 describe("storage migration v1 → v2, with helm and kubectl", () => {
   it("installs the chart out of cluster, storage on v1, and takes 500 routes from v1 and v2 clients", async () => {
+    // An install from before v2 became the chart's default storage version.
     await ok(
       "helm install",
       helm([
@@ -292,6 +293,8 @@ describe("storage migration v1 → v2, with helm and kubectl", () => {
         `webhook.urlOverride=${serve.url}`,
         "--set",
         `webhook.caBundle=${serve.caBundle}`,
+        "--set",
+        "crd.storageVersion=v1",
       ]),
     );
     await ok("wait crd", kubectl(["wait", "--for=condition=Established", `crd/${CRD}`, "--timeout=60s"]));

@@ -1,0 +1,500 @@
+// The write path against its floor: EdgeRoute creates through the operator
+// (the chart installed out of cluster, `serve` hosting /mutate, /validate,
+// /convert and /reconcile, the watcher running) against creates of a copy of
+// the CRD in another group on the same apiserver, behind two no-op webhooks
+// (mutating and validating, HTTPS, `allowed: true` at once, from a plain
+// node:https server in a process of its own).
+//
+// The copy has the same versions, schemas and storage version as the
+// operator's CRD and no conversion webhook (strategy None: the apiserver only
+// rewrites apiVersion), as in issue 15's floor: a version the operator does
+// not store costs it conversion calls the floor does not pay, and the figures
+// show it. FLOOR_CONVERSION=webhook gives the copy a conversion webhook on the
+// same no-op server that only rewrites apiVersion: the floor of any CRD that
+// converts through a webhook.
+//
+// Each segment is CREATES creates of one version through one target, IN_FLIGHT
+// at a time, over one keep-alive connection pool with the admin's client
+// certificate. Segments are interleaved (operator and floor, v1 and v2, the
+// order rotating each round) so that drifting background load falls on both;
+// after each, the segment's objects are deleted (the operator's through its
+// finalizer, released by the watcher's reconcile) so every segment starts on
+// the same number of stored objects. Ratios are taken within one round.
+//
+// Run: npm run bench:write-path
+//   ROUNDS (3), CREATES (2000), IN_FLIGHT (16), STORAGE (the chart's default, or v1 / v2),
+//   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve there), JSON_OUT (a file for the raw figures),
+//   FLOOR_CONVERSION (none, or webhook), DELETE_TIMEOUT_SECONDS (900: a busy machine releases finalizers slowly).
+
+import { fork } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import https from "node:https";
+import os from "node:os";
+import { fileURLToPath } from "node:url";
+import { stringify as toYaml } from "yaml";
+import { buildCrd } from "../src/api/crd.js";
+import { GROUP, PLURAL } from "../src/api/types.js";
+import { createCa, issueCertificate } from "../src/certs/pki.js";
+import { startDemoEnvironment } from "../src/demo/environment.js";
+import { Teardown } from "../src/demo/teardown.js";
+import { loadKubeConfig } from "../src/kube/load-kubeconfig.js";
+import type { KubeClient } from "../src/kube/client.js";
+import { must, sleep, waitFor } from "../src/testenv/process.js";
+import {
+  mutatingWebhookConfiguration,
+  validatingWebhookConfiguration,
+} from "../test/harness/registration.js";
+import { fmt, percentile } from "./stats.js";
+
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const CREATES = Number(process.env.CREATES ?? 2000);
+const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 16);
+const STORAGE = process.env.STORAGE;
+const CPU_PROF_DIR = process.env.CPU_PROF_DIR;
+const JSON_OUT = process.env.JSON_OUT;
+const FLOOR_CONVERSION = process.env.FLOOR_CONVERSION === "webhook" ? "webhook" : "none";
+/** A segment's deletes must be done by then (the operator's wait on the watcher's finalizer release). */
+const DELETE_TIMEOUT_MS = Number(process.env.DELETE_TIMEOUT_SECONDS ?? 900) * 1000;
+/** A quiet moment after the deletes, so the watcher's last reconciles do not fall into the next segment. */
+const SETTLE_MS = 3000;
+const FLOOR_GROUP = "floor.10xdev.io";
+const NS = "bench";
+const VERSIONS = ["v1", "v2"] as const;
+type Version = (typeof VERSIONS)[number];
+const TARGETS = ["operator", "floor"] as const;
+type Target = (typeof TARGETS)[number];
+
+// ---- the no-op webhooks (this file with --noop, in a child process) ----
+
+async function noopServer(): Promise<void> {
+  const ca = createCa({ commonName: "noop-webhook-ca" });
+  const pair = issueCertificate(ca, { commonName: "127.0.0.1", ips: ["127.0.0.1"], usage: "server" });
+  const server = https.createServer({ cert: pair.cert, key: pair.key, minVersion: "TLSv1.2" }, (req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      // A webhook must at least read the uid to answer.
+      const review = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
+        apiVersion: string;
+        kind: string;
+        request: { uid: string; desiredAPIVersion?: string; objects?: { apiVersion: string }[] };
+      };
+      const { uid, desiredAPIVersion, objects } = review.request;
+      const body = JSON.stringify(
+        review.kind === "ConversionReview"
+          ? {
+              apiVersion: review.apiVersion,
+              kind: "ConversionReview",
+              response: {
+                uid,
+                result: { status: "Success" },
+                convertedObjects: (objects ?? []).map((o) => ({ ...o, apiVersion: desiredAPIVersion })),
+              },
+            }
+          : { apiVersion: review.apiVersion, kind: "AdmissionReview", response: { uid, allowed: true } },
+      );
+      res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
+      res.end(body);
+    });
+  });
+  // As serve does: the client, never the server, closes an idle keep-alive connection.
+  server.keepAliveTimeout = 95_000;
+  server.headersTimeout = 96_000;
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  process.send?.({ url: `https://127.0.0.1:${port}`, caPem: ca.cert });
+  process.on("disconnect", () => process.exit(0));
+}
+
+function startNoop(teardown: Teardown): Promise<{ url: string; caPem: string }> {
+  const child = fork(fileURLToPath(import.meta.url), ["--noop"], {
+    stdio: ["ignore", "inherit", "inherit", "ipc"],
+  });
+  teardown.defer("no-op webhooks", async () => {
+    child.disconnect();
+    await new Promise((r) => setTimeout(r, 200));
+    if (child.exitCode === null) child.kill("SIGKILL");
+  });
+  return new Promise((resolve, reject) => {
+    child.once("message", (m) => resolve(m as { url: string; caPem: string }));
+    child.once("exit", (code) => reject(new Error(`the no-op webhook server exited (${code})`)));
+  });
+}
+
+// ---- the floor's CRD copy and webhooks ----
+
+function floorManifests(noop: { url: string; caPem: string }, storage: Version): unknown[] {
+  const client = { url: noop.url, caBundle: Buffer.from(noop.caPem).toString("base64") };
+  const crd = buildCrd({
+    storageVersion: storage,
+    ...(FLOOR_CONVERSION === "webhook"
+      ? { conversion: { url: `${noop.url}/convert`, caBundle: client.caBundle } }
+      : {}),
+  });
+  crd.metadata.name = `${PLURAL}.${FLOOR_GROUP}`;
+  crd.spec.group = FLOOR_GROUP;
+  const retarget = <
+    T extends { metadata: { name: string }; webhooks: { name: string; rules: { apiGroups: string[] }[] }[] },
+  >(
+    cfg: T,
+  ): T => {
+    cfg.metadata.name = `floor-${cfg.metadata.name}`;
+    for (const w of cfg.webhooks) {
+      w.name = w.name.replace(GROUP, FLOOR_GROUP);
+      for (const r of w.rules) r.apiGroups = [FLOOR_GROUP];
+    }
+    return cfg;
+  };
+  return [
+    crd,
+    retarget(mutatingWebhookConfiguration({ client, name: "floor" })),
+    retarget(validatingWebhookConfiguration({ client, name: "floor" })),
+  ];
+}
+
+// ---- the objects ----
+
+function route(group: string, version: Version, name: string): unknown {
+  const metadata = { name, namespace: NS };
+  const apiVersion = `${group}/${version}`;
+  if (version === "v1") {
+    return {
+      apiVersion,
+      kind: "EdgeRoute",
+      metadata,
+      spec: { host: `${name}.example.com`, pathPrefix: "/api", service: "checkout", port: 8080 },
+    };
+  }
+  return {
+    apiVersion,
+    kind: "EdgeRoute",
+    metadata,
+    spec: {
+      hostnames: [`${name}.example.com`],
+      rules: [
+        {
+          matches: [{ path: { type: "PathPrefix", value: "/api" } }],
+          backends: [{ name: "checkout", port: 8080 }],
+        },
+      ],
+    },
+  };
+}
+
+const groupOf = (t: Target): string => (t === "operator" ? GROUP : FLOOR_GROUP);
+
+// ---- metrics: counters and histogram sums, before and after a segment ----
+
+type Sample = Map<string, number>;
+
+/** Keeps the series worth reading, keyed by name and the labels that tell them apart. */
+function parseMetrics(text: string, keep: RegExp, labels: readonly string[]): Sample {
+  const out: Sample = new Map();
+  for (const line of text.split("\n")) {
+    if (line.startsWith("#")) continue;
+    const m = /^([a-zA-Z_:][\w:]*)(\{[^}]*\})?\s+(\S+)/.exec(line);
+    if (!m || !keep.test(m[1] as string)) continue;
+    const parts: string[] = [];
+    for (const l of labels) {
+      const lm = new RegExp(`[{,]${l}="([^"]*)"`).exec(m[2] ?? "");
+      if (lm) parts.push(`${l}=${lm[1]}`);
+    }
+    const key = `${m[1]}{${parts.join(",")}}`;
+    out.set(key, (out.get(key) ?? 0) + Number(m[3]));
+  }
+  return out;
+}
+
+function diff(after: Sample, before: Sample): Sample {
+  const out: Sample = new Map();
+  for (const [k, v] of after) {
+    const d = v - (before.get(k) ?? 0);
+    if (d !== 0) out.set(k, d);
+  }
+  return out;
+}
+
+/** "name{labels}: N calls, mean X ms" from the _count and _sum pairs of a diff. */
+function describeHistograms(d: Sample, perCreate: number): string[] {
+  const lines: string[] = [];
+  for (const [k, count] of d) {
+    if (!k.includes("_count{")) continue;
+    const sum = d.get(k.replace("_count{", "_sum{")) ?? 0;
+    lines.push(
+      `    ${k.replace("_count{", "{")}: ${fmt(count / perCreate, 2)} per create, mean ${fmt((1000 * sum) / count, 2)} ms`,
+    );
+  }
+  for (const [k, v] of d) {
+    if (k.includes("_total{")) lines.push(`    ${k}: ${fmt(v / perCreate, 2)} per create`);
+  }
+  return lines.sort();
+}
+
+function httpsText(url: string, tls: https.RequestOptions): Promise<string> {
+  return new Promise((resolve, reject) => {
+    https
+      .get(url, { ...tls, timeout: 10_000 }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+      })
+      .on("error", reject);
+  });
+}
+
+// ---- one segment ----
+
+interface Segment {
+  round: number;
+  target: Target;
+  version: Version;
+  createsPerSecond: number;
+  p50: number;
+  p99: number;
+  load1: number;
+  failures: number;
+}
+
+async function creates(
+  kube: KubeClient,
+  target: Target,
+  version: Version,
+  prefix: string,
+): Promise<{ ms: number[]; seconds: number; failures: number }> {
+  const path = `/apis/${groupOf(target)}/${version}/namespaces/${NS}/${PLURAL}`;
+  const ms: number[] = [];
+  let next = 0;
+  let failures = 0;
+  const t0 = performance.now();
+  const worker = async (): Promise<void> => {
+    while (next < CREATES) {
+      const i = next++;
+      const start = performance.now();
+      try {
+        await kube.json("POST", path, {
+          body: route(groupOf(target), version, `${prefix}-${i}`),
+          timeoutMs: 30_000,
+        });
+        ms.push(performance.now() - start);
+      } catch (e) {
+        failures++;
+        if (failures <= 3) console.error(`  create ${prefix}-${i} failed: ${(e as Error).message}`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  return { ms: ms.sort((a, b) => a - b), seconds: (performance.now() - t0) / 1000, failures };
+}
+
+/**
+ * Deletes a target's routes through its storage version (no conversion of the
+ * whole collection), and waits until they are gone: the operator's wait for
+ * the watcher to release each finalizer. A deletecollection that outlasts the
+ * apiserver's own timeout is sent again while routes remain.
+ */
+async function deleteAll(kube: KubeClient, target: Target, storage: Version): Promise<void> {
+  const path = `/apis/${groupOf(target)}/${storage}/namespaces/${NS}/${PLURAL}`;
+  const deadline = Date.now() + DELETE_TIMEOUT_MS;
+  for (;;) {
+    try {
+      await kube.json("DELETE", path, { timeoutMs: 90_000 });
+    } catch (e) {
+      console.error(`  deletecollection of the ${target}'s routes: ${(e as Error).message}`);
+    }
+    for (let i = 0; i < 60; i++) {
+      const list = await kube.json<{ items: unknown[] }>("GET", path, { query: { limit: 1 } });
+      if (list.items.length === 0) return;
+      if (Date.now() > deadline)
+        throw new Error(`the ${target}'s routes were not gone in ${DELETE_TIMEOUT_MS} ms`);
+      await sleep(500);
+    }
+  }
+}
+
+// ---- main ----
+
+async function main(): Promise<void> {
+  const teardown = new Teardown();
+  const stop = (): void => {
+    void teardown.run().then(() => process.exit(130));
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  try {
+    await run(teardown);
+  } finally {
+    const errors = await teardown.run();
+    for (const e of errors) console.error(`teardown: ${e}`);
+  }
+}
+
+async function run(teardown: Teardown): Promise<void> {
+  const progress = (m: string): void => console.error(`# ${m}`);
+  const noop = await startNoop(teardown);
+  if (CPU_PROF_DIR) mkdirSync(CPU_PROF_DIR, { recursive: true });
+  const env = await startDemoEnvironment(
+    {
+      runId: `writepath${process.pid}`,
+      progress,
+      chartArgs: STORAGE ? ["--set", `crd.storageVersion=${STORAGE}`] : [],
+      ...(CPU_PROF_DIR
+        ? {
+            serveEnv: {
+              CPU_PROF_DIR,
+              NODE_OPTIONS: `--import ${fileURLToPath(new URL("./cpu-profile-preload.mjs", import.meta.url))}`,
+            },
+          }
+        : {}),
+    },
+    teardown,
+  );
+  const { cp, serve } = env;
+  const kubectl = (args: string[], input?: string) => cp.kubectl(args, input === undefined ? {} : { input });
+  const crd = JSON.parse(
+    await must("kubectl get crd", kubectl(["get", "crd", `${PLURAL}.${GROUP}`, "-o", "json"])),
+  ) as {
+    spec: { versions: { name: Version; storage: boolean }[] };
+  };
+  const storage = crd.spec.versions.find((v) => v.storage)?.name ?? "v1";
+  progress(
+    `the chart's CRD stores ${storage}; the floor's copy (${FLOOR_GROUP}) stores ${storage} too, conversion ${FLOOR_CONVERSION}`,
+  );
+  await must(
+    "kubectl apply (floor)",
+    kubectl(
+      ["apply", "-f", "-"],
+      floorManifests(noop, storage)
+        .map((d) => toYaml(d))
+        .join("---\n"),
+    ),
+  );
+  await must(
+    "kubectl wait crd",
+    kubectl(["wait", "--for=condition=Established", `crd/${PLURAL}.${FLOOR_GROUP}`, "--timeout=60s"]),
+  );
+  await must(
+    "namespace and Service",
+    kubectl(
+      ["apply", "-f", "-"],
+      toYaml({
+        apiVersion: "v1",
+        kind: "List",
+        items: [
+          { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } },
+          {
+            apiVersion: "v1",
+            kind: "Service",
+            metadata: { name: "checkout", namespace: NS },
+            spec: { ports: [{ port: 8080 }], selector: { app: "checkout" } },
+          },
+        ],
+      }),
+    ),
+  );
+  const kube = cp.kube();
+  // Both targets answer a create before the first segment (discovery, webhook client caches).
+  for (const target of TARGETS) {
+    await waitFor(
+      `a ${target} create`,
+      async () => {
+        try {
+          await kube.json("POST", `/apis/${groupOf(target)}/v2/namespaces/${NS}/${PLURAL}`, {
+            body: route(groupOf(target), "v2", `warm-${target}`),
+          });
+          return true;
+        } catch {
+          return undefined;
+        }
+      },
+      60_000,
+      500,
+    );
+    await deleteAll(kube, target, storage);
+  }
+
+  const access = loadKubeConfig(cp.kubeconfig);
+  const apiserverTls = { ca: access?.tls.ca, cert: access?.tls.cert, key: access?.tls.key };
+  const apiserverMetrics = async (): Promise<Sample> =>
+    parseMetrics(
+      await httpsText(`${cp.server}/metrics`, apiserverTls),
+      /^apiserver_(admission_webhook_admission_duration_seconds_(sum|count)|webhooks_conversion_request_total|conversion_webhook_duration_seconds_(sum|count)|crd_conversion_webhook_duration_seconds_(sum|count))$|^apiserver_request_total$/,
+      ["name", "crd_name", "from_version", "to_version", "verb", "resource", "group", "subresource"],
+    );
+  const serverMetrics = async (): Promise<Sample> =>
+    parseMetrics(
+      await httpsText(`${serve.url}/metrics`, { ca: serve.caPem }),
+      /^edge_operator_(http_(request_duration_seconds_(sum|count)|connections_total)|process_nodejs_eventloop_lag_(p50|p99|max)_seconds)$/,
+      ["route"],
+    );
+
+  const order: [Target, Version][] = [
+    ["operator", "v1"],
+    ["floor", "v1"],
+    ["operator", "v2"],
+    ["floor", "v2"],
+  ];
+  const segments: Segment[] = [];
+  console.log(
+    `write path: ${CREATES} creates per segment, ${IN_FLIGHT} in flight, ${ROUNDS} rounds, storage ${storage}, floor conversion ${FLOOR_CONVERSION}`,
+  );
+  console.log(
+    `machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? "?"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
+  );
+  for (let round = 1; round <= ROUNDS; round++) {
+    const turn = order.map((_, i) => order[(i + round - 1) % order.length] as [Target, Version]);
+    for (const [target, version] of turn) {
+      const load1 = os.loadavg()[0] ?? NaN;
+      const before = [await apiserverMetrics(), await serverMetrics()] as const;
+      const r = await creates(kube, target, version, `r${round}-${version}`);
+      const after = [await apiserverMetrics(), await serverMetrics()] as const;
+      const seg: Segment = {
+        round,
+        target,
+        version,
+        createsPerSecond: r.ms.length / r.seconds,
+        p50: percentile(r.ms, 50),
+        p99: percentile(r.ms, 99),
+        load1,
+        failures: r.failures,
+      };
+      segments.push(seg);
+      console.log(
+        `round ${round} ${target.padEnd(8)} ${version}: ${fmt(seg.createsPerSecond, 0)} creates/s, p50 ${fmt(seg.p50, 1)} ms, p99 ${fmt(seg.p99, 1)} ms, load1 ${fmt(load1, 2)}${r.failures ? `, ${r.failures} FAILED` : ""}`,
+      );
+      const apiserverDiff = diff(after[0], before[0]);
+      // Only what this segment's creates caused, by group: the other target's series stay flat.
+      const lines = describeHistograms(apiserverDiff, CREATES).filter(
+        (l) => !/apiserver_request_total/.test(l) || /edgeroutes/.test(l),
+      );
+      for (const l of [...lines, ...describeHistograms(diff(after[1], before[1]), CREATES)]) console.log(l);
+      // Gauges over the segment: prom-client resets its event-loop delay histogram at each scrape.
+      const lag = (q: string): string =>
+        fmt(1000 * (after[1].get(`edge_operator_process_nodejs_eventloop_lag_${q}_seconds{}`) ?? NaN), 1);
+      console.log(
+        `    serve's event-loop delay: p50 ${lag("p50")} ms, p99 ${lag("p99")} ms, max ${lag("max")} ms`,
+      );
+      await deleteAll(kube, target, storage);
+      await sleep(SETTLE_MS);
+    }
+  }
+
+  console.log("\nsummary (per round: operator / floor in the same round)");
+  for (const version of VERSIONS) {
+    for (let round = 1; round <= ROUNDS; round++) {
+      const op = segments.find((s) => s.round === round && s.version === version && s.target === "operator");
+      const fl = segments.find((s) => s.round === round && s.version === version && s.target === "floor");
+      if (!op || !fl) continue;
+      console.log(
+        `  ${version} round ${round}: operator ${fmt(op.createsPerSecond, 0)}/s p50 ${fmt(op.p50, 1)} p99 ${fmt(op.p99, 1)}; floor ${fmt(fl.createsPerSecond, 0)}/s p50 ${fmt(fl.p50, 1)} p99 ${fmt(fl.p99, 1)}; ratio ${fmt(op.createsPerSecond / fl.createsPerSecond, 2)}, p50 +${fmt(op.p50 - fl.p50, 1)} ms`,
+      );
+    }
+  }
+  if (JSON_OUT)
+    writeFileSync(
+      JSON_OUT,
+      JSON.stringify({ storage, creates: CREATES, inFlight: IN_FLIGHT, segments }, null, 2),
+    );
+}
+
+if (process.argv.includes("--noop")) await noopServer();
+else await main();
