@@ -10,7 +10,13 @@ import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { admissionHandlers } from "../server/admission-handlers.js";
 import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
-import { DATA_PLANES, reconcileHandlers, type DataPlaneKind } from "../server/reconcile-setup.js";
+import {
+  DATA_PLANES,
+  reconcileHandlers,
+  serverCache,
+  type DataPlaneKind,
+} from "../server/reconcile-setup.js";
+import { kubeClient } from "../kube/client.js";
 import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
 
@@ -144,9 +150,13 @@ export async function buildHandlers(
 ): Promise<JsonHandler[]> {
   const access = loadKubeConfig(opts.kubeconfig);
   const xdsAt = parseListen(opts.xdsListen);
+  // One watch-fed cache per process, shared by /reconcile and the conflict warnings of /validate.
+  const cache = access
+    ? serverCache(kubeClient(access), { log, registry: metrics.registry }, onClose)
+    : undefined;
   return [
     conversionHandler(opts.convertBodyLimit, metrics),
-    ...admissionHandlers(access, { log, metrics }),
+    ...admissionHandlers(access, { log, metrics, ...(cache ? { conflicts: cache.conflicts } : {}) }),
     ...(await reconcileHandlers(
       access,
       {
@@ -162,6 +172,7 @@ export async function buildHandlers(
             : { tls: { cert: readFileSync(opts.tlsCert), key: readFileSync(opts.tlsKey) } }),
         },
         ...(onClose ? { onClose } : {}),
+        ...(cache ? { cache: cache.state } : {}),
       },
       { log, registry: metrics.registry },
     )),

@@ -34,6 +34,12 @@ export interface InformerOptions {
   backoffMaxMs?: number;
   /** Per-request timeout for list pages (default 60 s). */
   requestTimeoutMs?: number;
+  /**
+   * Called whenever the newest resourceVersion seen moves: a whole list in
+   * (its resourceVersion, after its events), an event, a bookmark. A cache
+   * uses it to say how far it has read.
+   */
+  onResourceVersion?(rv: string): void;
 }
 
 interface WatchEvent {
@@ -89,6 +95,11 @@ export class Informer {
 
   waitForSync(): Promise<void> {
     return this.synced ? Promise.resolve() : new Promise((r) => this.syncWaiters.push(r));
+  }
+
+  /** The newest resourceVersion seen (list, event or bookmark); "" before the first list. */
+  resourceVersion(): string {
+    return this.rv;
   }
 
   /** `namespace/name` of every object the informer knows. */
@@ -177,7 +188,7 @@ export class Informer {
       const [namespace, name] = key.split("/");
       this.emit("DELETED", { metadata: { namespace, name } });
     }
-    this.rv = rv;
+    this.setRv(rv);
     if (!this.synced) {
       this.synced = true;
       for (const w of this.syncWaiters.splice(0)) w();
@@ -212,7 +223,7 @@ export class Informer {
           throw new GoneError(obj.message);
         throw new Error(`watch error: ${obj?.code ?? "?"} ${obj?.message ?? ""}`);
       case "BOOKMARK":
-        this.rv = rvOf(obj) || this.rv;
+        this.setRv(rvOf(obj) || this.rv);
         return;
       case "ADDED":
       case "MODIFIED":
@@ -224,12 +235,18 @@ export class Informer {
           else this.known.set(key, rvOf(obj));
           this.emit(ev.type, obj);
         }
-        this.rv = rvOf(obj) || this.rv;
+        this.setRv(rvOf(obj) || this.rv);
         return;
       }
       default:
         return;
     }
+  }
+
+  private setRv(rv: string): void {
+    if (rv === this.rv && rv !== "") return;
+    this.rv = rv;
+    if (rv !== "") this.opts.onResourceVersion?.(rv);
   }
 
   private emit(type: EventType, obj: Watched): void {

@@ -1,8 +1,14 @@
-// Reads the state a reconcile needs, every time, straight from the apiserver:
-// Kubernetes is the database, and the reconcile keeps no copy of its own.
+// What a reconcile reads, behind one interface (ClusterView), two ways: from
+// the server's watch-fed cache (cachedView over ClusterState, what serve runs)
+// or straight from the apiserver, a LIST of each kind per snapshot
+// (ClusterReader: tests of decisions, tools without a cache).
 
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import type { EdgeRouteV2 } from "../api/types.js";
+import { readRevision, type ReadRevision } from "../dataplane/read-revision.js";
+import type { EndpointsByService } from "../envoy/snapshot.js";
+import { endpointsByService } from "../routing/service-endpoints.js";
+import type { ClusterState } from "./cluster-state.js";
 import type { KubeClient } from "../kube/client.js";
 import { isNotFound } from "../kube/errors.js";
 import { listAll } from "../kube/pager.js";
@@ -54,8 +60,58 @@ export interface Listed<T> {
   readonly resourceVersion: string | undefined;
 }
 
-export class ClusterReader {
+/** Every route (live and terminating), every Service's endpoints, and when they were read. */
+export interface SnapshotInputs {
+  readonly routes: readonly EdgeRouteV2[];
+  readonly endpoints: EndpointsByService;
+  readonly read: ReadRevision | undefined;
+}
+
+/** What the Reconciler reads. */
+export interface ClusterView {
+  snapshotInputs(signal?: AbortSignal): Promise<SnapshotInputs>;
+  route(namespace: string, name: string, signal?: AbortSignal): Promise<EdgeRouteV2 | undefined>;
+  service(namespace: string, name: string, signal?: AbortSignal): Promise<V1Service | undefined>;
+}
+
+/** The cache's view: no apiserver request at all; the read revision is the cache's. */
+export function cachedView(state: ClusterState): ClusterView {
+  return {
+    snapshotInputs: () =>
+      Promise.resolve({ routes: state.routes(), endpoints: state.endpoints(), read: state.revision() }),
+    route: (ns, name) => Promise.resolve(state.route(ns, name)),
+    service: (ns, name) => Promise.resolve(state.service(ns, name)),
+  };
+}
+
+export class ClusterReader implements ClusterView {
   constructor(private readonly kube: KubeClient) {}
+
+  /** Three LISTs, read at once: O(cluster) apiserver work per call. */
+  async snapshotInputs(signal?: AbortSignal): Promise<SnapshotInputs> {
+    const [routes, services, slices] = await Promise.all([
+      this.listRoutes(signal),
+      this.listServices(signal),
+      this.listEndpointSlices(signal),
+    ]);
+    return {
+      routes: routes.items,
+      endpoints: endpointsByService(services.items, slices.items),
+      read: readRevision({
+        routes: routes.resourceVersion,
+        services: services.resourceVersion,
+        endpointslices: slices.resourceVersion,
+      }),
+    };
+  }
+
+  route(namespace: string, name: string, signal?: AbortSignal): Promise<EdgeRouteV2 | undefined> {
+    return this.getRoute(namespace, name, signal);
+  }
+
+  service(namespace: string, name: string, signal?: AbortSignal): Promise<V1Service | undefined> {
+    return this.getService(namespace, name, signal);
+  }
 
   /** Every EdgeRoute, read as v2 (the hub), in all namespaces. */
   listRoutes(signal?: AbortSignal): Promise<Listed<EdgeRouteV2>> {

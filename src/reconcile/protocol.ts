@@ -18,18 +18,42 @@ export function parseRouteKey(key: string): { namespace: string; name: string } 
   return { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
 }
 
-/** The body of POST /reconcile. */
+/** The kinds whose resourceVersions a caller reports as seen. */
+export const SEEN_PARTS = ["routes", "services", "endpointslices"] as const;
+export type SeenPart = (typeof SEEN_PARTS)[number];
+
+/**
+ * The newest resourceVersion the caller's informers have seen, per kind: the
+ * server answers only once its own cache has seen as much, so a reconcile
+ * never decides from state older than the change that asked for it.
+ */
+export type Seen = Partial<Record<SeenPart, string>>;
+
+/** The body of POST /reconcile. `seen` is optional: older watchers and curl send only the key. */
 export interface ReconcileRequest {
   readonly key: string;
+  readonly seen?: Seen;
 }
 
-export const REQUEST_SHAPE = 'body must be {"key": "namespace/name"} or {"key": "$snapshot"}';
+export const REQUEST_SHAPE =
+  'body must be {"key": "namespace/name"} or {"key": "$snapshot"}, with an optional "seen": {"routes": "<resourceVersion>", "services": ..., "endpointslices": ...}';
 
-/** The request, or undefined when the body is not one (the endpoint answers 400 with REQUEST_SHAPE). */
-export function parseReconcileRequest(body: unknown): ReconcileRequest | undefined {
-  if (typeof body !== "object" || body === null) return undefined;
-  const key = (body as { key?: unknown }).key;
-  return typeof key === "string" && key !== "" ? { key } : undefined;
+/** The request, or what is wrong with the body, naming the field (the endpoint answers 400 with it). */
+export function parseReconcileRequest(body: unknown): ReconcileRequest | { readonly error: string } {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) return { error: REQUEST_SHAPE };
+  const { key, seen } = body as { key?: unknown; seen?: unknown };
+  if (typeof key !== "string" || key === "") return { error: REQUEST_SHAPE };
+  if (seen === undefined || seen === null) return { key };
+  if (typeof seen !== "object" || Array.isArray(seen)) return { error: "seen: must be an object" };
+  const out: Record<string, string> = {};
+  for (const [part, rv] of Object.entries(seen)) {
+    if (!(SEEN_PARTS as readonly string[]).includes(part))
+      return { error: `seen.${part}: unknown; must be one of ${SEEN_PARTS.join(", ")}` };
+    if (typeof rv !== "string" || rv === "" || rv.length > 64)
+      return { error: `seen.${part}: must be a resourceVersion (a non-empty string)` };
+    out[part] = rv;
+  }
+  return { key, seen: out };
 }
 
 /** The 200 reply of POST /reconcile. */

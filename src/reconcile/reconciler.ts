@@ -21,19 +21,14 @@ import {
   programmedFrom,
   type PushVerdict,
 } from "./acceptance.js";
-import { ClusterReader } from "./cluster-reader.js";
+import { ClusterReader, type ClusterView } from "./cluster-reader.js";
 import { findCondition, nextStatus, nowRfc3339, type DesiredCondition } from "./conditions.js";
 import type { EventRecorder } from "./events.js";
 import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
 import { Registry } from "prom-client";
 import { createReconcileMetrics, type ReconcileMetrics } from "./reconcile-metrics.js";
 import { checkRoute } from "../routing/route-check.js";
-import {
-  endpointsByService,
-  serviceEndpoints,
-  serviceKey,
-  type ServiceEndpoints,
-} from "../routing/service-endpoints.js";
+import { serviceEndpoints, serviceKey, type ServiceEndpoints } from "../routing/service-endpoints.js";
 import {
   buildSnapshot,
   routeKey,
@@ -42,13 +37,18 @@ import {
   type SnapshotOptions,
 } from "../envoy/snapshot.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
-import { readRevision, type ReadRevision } from "../dataplane/read-revision.js";
+import type { ReadRevision } from "../dataplane/read-revision.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
 
 /** What a reconcile answers: the /reconcile reply. */
 export type ReconcileResult = ReconcileReply;
 
 export interface ReconcilerOptions {
+  /**
+   * Where the cluster's state is read: the server's watch-fed cache
+   * (cachedView). Absent: LISTs and GETs on every reconcile (tests, tools).
+   */
+  view?: ClusterView;
   snapshot?: SnapshotOptions;
   /** How long a terminating route may wait for its deprogramming before it says DeprogramStuck. */
   deprogramTimeoutMs?: number;
@@ -80,7 +80,7 @@ export class ReconcileAbortedError extends Error {
 type Pushed = PushVerdict | { readonly ok: false; readonly reason: "Superseded"; readonly message: string };
 
 export class Reconciler {
-  private readonly read: ClusterReader;
+  private readonly read: ClusterView;
   private readonly metrics: ReconcileMetrics;
   private readonly inFlight = new Map<string, number>();
   /** The last push failure recorded as an event on the data plane's object: the same words once, not per retry. */
@@ -93,7 +93,7 @@ export class Reconciler {
     private readonly log: Logger,
     private readonly opts: ReconcilerOptions = {},
   ) {
-    this.read = new ClusterReader(kube);
+    this.read = opts.view ?? new ClusterReader(kube);
     this.metrics = opts.metrics ?? createReconcileMetrics(new Registry());
   }
 
@@ -130,11 +130,16 @@ export class Reconciler {
     }
   }
 
-  /** Writes the status if it would change; false when the route moved on (the next reconcile sees it). */
+  /**
+   * Writes the status if it would change; undefined when the route moved on
+   * since it was read (a 409 on the read's resourceVersion, counted in `stale`:
+   * the caller asks to be called again, as a cache may be a moment behind).
+   */
   private async writeStatus(
     route: EdgeRouteV2,
     desired: readonly DesiredCondition[],
     signal: AbortSignal | undefined,
+    stale?: { count: number },
   ): Promise<EdgeRouteStatus | undefined> {
     const status = nextStatus(route.status, desired, route.metadata.generation, nowRfc3339());
     if (!status) return undefined;
@@ -154,6 +159,7 @@ export class Reconciler {
       );
       this.metrics.statusWrites.inc();
     } catch (e) {
+      if (isStale(e) && stale) stale.count++;
       if (isStale(e) || isNotFound(e)) return undefined;
       throw e;
     }
@@ -179,7 +185,7 @@ export class Reconciler {
       throw new ReconcileInputError(
         `key ${JSON.stringify(key)}: must be "namespace/name" or "${SNAPSHOT_KEY}"`,
       );
-    const route = await this.read.getRoute(ref.namespace, ref.name, signal);
+    const route = await this.read.route(ref.namespace, ref.name, signal);
     if (!route) return { result: "done", did: [`${key}: gone`], enqueue: [SNAPSHOT_KEY] };
     if (route.metadata.deletionTimestamp) {
       // Deprogramming is the snapshot's job: it pushes a snapshot without the route first.
@@ -194,7 +200,7 @@ export class Reconciler {
     const services = new Map<string, ServiceEndpoints>();
     await Promise.all(
       backendServices(route).map(async (name) => {
-        const svc = await this.read.getService(ref.namespace, name, signal);
+        const svc = await this.read.service(ref.namespace, name, signal);
         if (svc) services.set(serviceKey(ref.namespace, name), serviceEndpoints(svc, []));
       }),
     );
@@ -206,12 +212,12 @@ export class Reconciler {
         reason: check.reason,
         message: check.message,
       };
-      const wrote = await this.writeStatus(route, [accepted, pendingNotAccepted], signal);
-      return {
-        result: "done",
-        did: [`${key}: ${check.reason}${wrote ? " (status written)" : ""}`],
-        enqueue: [SNAPSHOT_KEY],
-      };
+      const stale = { count: 0 };
+      const wrote = await this.writeStatus(route, [accepted, pendingNotAccepted], signal, stale);
+      const did = [`${key}: ${check.reason}${wrote ? " (status written)" : ""}`];
+      if (stale.count > 0)
+        return { result: "requeue", did: [...did, STALE_NOTE], requeueAfterMs: STALE_REQUEUE_MS };
+      return { result: "done", did, enqueue: [SNAPSHOT_KEY] };
     }
     // The Services exist: Accepted=True and Programmed are written once, together,
     // by the snapshot reconcile, which alone can see conflicts between routes.
@@ -241,7 +247,8 @@ export class Reconciler {
       return { result: "done", did: report, enqueue: [SNAPSHOT_KEY] };
     }
     await this.settleTerminating(terminating, push, report, signal);
-    const deferred = await this.writeStatuses(live, snapshot, push, report, signal);
+    const stale = { count: 0 };
+    const deferred = await this.writeStatuses(live, snapshot, push, report, signal, stale);
     if (report.length === 0) report.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
 
     // Waiting on xDS clients (none connected, or not all answered) is looked at again
@@ -250,13 +257,15 @@ export class Reconciler {
     if (!push.ok && (push.reason === "NoDataPlane" || push.reason === "Pending"))
       return { result: "requeue", did: report, requeueAfterMs: this.opts.clientWaitRequeueMs ?? 5_000 };
     if (!push.ok) return { result: "requeue", did: report };
+    if (stale.count > 0)
+      return { result: "requeue", did: [...report, STALE_NOTE], requeueAfterMs: STALE_REQUEUE_MS };
     if (deferred > 0) return { result: "done", did: report, enqueue: [SNAPSHOT_KEY] };
     return { result: "done", did: report };
   }
 
   /**
    * Every route (live, and terminating with our finalizer), the endpoints of
-   * every Service, and when they were read (one resourceVersion per LIST).
+   * every Service, and when they were read (one resourceVersion per kind).
    */
   private async readState(signal: AbortSignal | undefined): Promise<{
     live: EdgeRouteV2[];
@@ -264,21 +273,13 @@ export class Reconciler {
     endpoints: EndpointsByService;
     read: ReadRevision | undefined;
   }> {
-    const [routes, services, slices] = await Promise.all([
-      this.read.listRoutes(signal),
-      this.read.listServices(signal),
-      this.read.listEndpointSlices(signal),
-    ]);
-    this.observeRoutes(routes.items);
+    const { routes, endpoints, read } = await this.read.snapshotInputs(signal);
+    this.observeRoutes(routes);
     return {
-      live: routes.items.filter((r) => !r.metadata.deletionTimestamp),
-      terminating: routes.items.filter((r) => r.metadata.deletionTimestamp && hasFinalizer(r)),
-      endpoints: endpointsByService(services.items, slices.items),
-      read: readRevision({
-        routes: routes.resourceVersion,
-        services: services.resourceVersion,
-        endpointslices: slices.resourceVersion,
-      }),
+      live: routes.filter((r) => !r.metadata.deletionTimestamp),
+      terminating: routes.filter((r) => r.metadata.deletionTimestamp && hasFinalizer(r)),
+      endpoints,
+      read,
     };
   }
 
@@ -348,6 +349,7 @@ export class Reconciler {
     push: PushVerdict,
     report: string[],
     signal: AbortSignal | undefined,
+    stale: { count: number },
   ): Promise<number> {
     const byKey = new Map(live.map((r) => [routeKey(r), r]));
     const deadline = Date.now() + (this.opts.writeBudgetMs ?? 20_000);
@@ -362,7 +364,7 @@ export class Reconciler {
         deferred++;
         return;
       }
-      if (await this.writeStatus(route, desired, signal)) written++;
+      if (await this.writeStatus(route, desired, signal, stale)) written++;
     });
     if (written > 0) report.push(`status written on ${written} route(s)`);
     if (deferred > 0) report.push(`${deferred} route(s) left for the next call: the write budget ran out`);
@@ -446,6 +448,10 @@ export class Reconciler {
     this.metrics.generationSkew.set(skew);
   }
 }
+
+/** A status write met a newer resourceVersion than the one read: read again shortly. */
+const STALE_NOTE = "a route changed since it was read (409): calling again";
+const STALE_REQUEUE_MS = 1_000;
 
 /** A key that can never be reconciled: the caller must not retry it. */
 export class ReconcileInputError extends Error {}

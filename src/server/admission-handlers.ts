@@ -201,9 +201,10 @@ function admissionHandler(
  */
 export function admissionHandlers(
   access: ClusterAccess | undefined,
-  deps: { log: Logger; metrics: ServerMetrics },
+  deps: { log: Logger; metrics: ServerMetrics; conflicts?: ConflictIndex },
 ): JsonHandler[] {
-  const conflicts = access ? new ConflictIndex(access, { log: deps.log }) : undefined;
+  // serve hands in an index fed by its one EdgeRoute watch (the cache's); else one of its own.
+  const conflicts = deps.conflicts ?? (access ? new ConflictIndex(access, { log: deps.log }) : undefined);
   return [
     admissionHandler("/validate", "validate", (request) => validateReview(request, conflicts), deps.metrics),
     admissionHandler("/mutate", "mutate", mutateReview, deps.metrics),

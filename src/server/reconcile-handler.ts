@@ -1,19 +1,33 @@
-// POST /reconcile: `{"key": "namespace/name"}` or `{"key": "$snapshot"}`.
-// Answers `{result, did, enqueue?, requeueAfterMs?}`; only callers that RBAC
+// POST /reconcile: `{"key": "namespace/name"}` or `{"key": "$snapshot"}`,
+// with what the caller has seen (`seen`, optional). Answers `{result, did,
+// enqueue?, requeueAfterMs?}`, or 503 + Retry-After when this server's cache
+// has not caught up with `seen` within the bound; only callers that RBAC
 // allows (see caller-auth.ts) get in.
 
 import { errorReply, type JsonHandler } from "./json-handler.js";
 import { KubeError } from "../kube/client.js";
 import { callerCheck, type CallerAuth } from "./caller-auth.js";
-import { parseReconcileRequest, REQUEST_SHAPE } from "../reconcile/protocol.js";
+import { parseReconcileRequest, type Seen } from "../reconcile/protocol.js";
 import { ReconcileAbortedError, ReconcileInputError, type Reconciler } from "../reconcile/reconciler.js";
 
 /** `{"key": ...}` with a namespace/name key of at most 253 + 1 + 253 characters: 4 KiB is ample. */
 export const RECONCILE_BODY_LIMIT = 4096;
 
+/** The server's cache, as far as /reconcile needs it: wait until it has seen what the caller saw. */
+export interface SeenWait {
+  waitFor(min: Seen, timeoutMs: number, signal?: AbortSignal): Promise<boolean>;
+  seen(): Readonly<Record<string, string>>;
+  /** How long to wait before answering 503 (default 10 s). */
+  readonly boundMs?: number;
+}
+
+/** Seconds the caller is told to wait after a 503: the cache is usually a moment behind. */
+const RETRY_AFTER_SECONDS = 1;
+
 export function reconcileHandler(
   reconciler: Reconciler | undefined,
   auth: CallerAuth | undefined,
+  cache?: SeenWait,
 ): JsonHandler {
   const path = "/reconcile";
   if (!reconciler || !auth) {
@@ -35,8 +49,30 @@ export function reconcileHandler(
     authorize: callerCheck(auth),
     handle: async (body, ctx) => {
       const request = parseReconcileRequest(body);
-      if (!request) return errorReply(400, "BadRequest", REQUEST_SHAPE);
+      if ("error" in request) return errorReply(400, "BadRequest", request.error);
       const { key } = request;
+      if (cache) {
+        // Without `seen` (an older watcher, curl) only the first list is waited for.
+        const caughtUp = await cache.waitFor(request.seen ?? {}, cache.boundMs ?? 10_000, ctx.signal);
+        if (!caughtUp) {
+          if (ctx.signal?.aborted)
+            return errorReply(
+              499,
+              "ClientClosedRequest",
+              `reconcile of ${key} stopped: the caller went away`,
+            );
+          const have = JSON.stringify(cache.seen());
+          ctx.log.info({ key, seen: request.seen, have }, "cache behind what the caller saw");
+          return {
+            ...errorReply(
+              503,
+              "CacheBehind",
+              `this server's cache has read to ${have}, not yet what the caller saw (${JSON.stringify(request.seen ?? {})}); try again`,
+            ),
+            headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
+          };
+        }
+      }
       try {
         return { status: 200, body: await reconciler.reconcile(key, ctx.signal) };
       } catch (e) {

@@ -16,6 +16,11 @@ import { callerCheck, tokenReviewAuth, type CallerAuth } from "./caller-auth.js"
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { reconcileHandler } from "./reconcile-handler.js";
 import { Reconciler } from "../reconcile/reconciler.js";
+import { ClusterState } from "../reconcile/cluster-state.js";
+import { cachedView } from "../reconcile/cluster-reader.js";
+import { serveOnChange } from "../reconcile/serve-on-change.js";
+import { ConflictIndex } from "../webhooks/conflicts.js";
+import type { KubeClient } from "../kube/client.js";
 
 export const DATA_PLANES = ["memory", "envoy-configmap", "xds"] as const;
 export type DataPlaneKind = (typeof DATA_PLANES)[number];
@@ -35,6 +40,35 @@ export interface ReconcileSetupOptions {
   };
   /** Told how to stop what this started (the ADS server), for a graceful stop. */
   onClose?: (close: () => void) => void;
+  /** The server's cache (serverCache); absent: one of its own. */
+  cache?: ClusterState;
+  /** How long /reconcile waits for the cache to reach what the caller saw before it answers 503 (default 10 s). */
+  seenWaitMs?: number;
+}
+
+/** One EdgeRoute watch per process: the reconcile's cache and the admission conflict index share it. */
+export interface ServerCache {
+  readonly state: ClusterState;
+  readonly conflicts: ConflictIndex;
+}
+
+/** Starts the server's watch-fed cache; `onClose` is told how to stop it. */
+export function serverCache(
+  kube: KubeClient,
+  deps: ReconcileDeps,
+  onClose?: (close: () => void) => void,
+): ServerCache {
+  const conflicts = new ConflictIndex(undefined, { log: deps.log });
+  const state = new ClusterState({
+    client: kube,
+    log: deps.log,
+    registry: deps.registry,
+    onRouteEvent: (type, obj) => conflicts.apply(type, obj),
+  });
+  const stop = new AbortController();
+  state.start(stop.signal);
+  onClose?.(() => stop.abort());
+  return { state, conflicts };
 }
 
 export interface ReconcileDeps {
@@ -51,6 +85,7 @@ export async function reconcileHandlers(
   const { log: logger } = deps;
   if (!access) return [reconcileHandler(undefined, undefined)];
   const kube = kubeClient(access);
+  const cache = opts.cache ?? serverCache(kube, deps, opts.onClose).state;
   let dataPlane: DataPlane;
   const memory = opts.dataPlane === "memory" ? new MemoryDataPlane() : undefined;
   let xds: XdsDataPlane | undefined;
@@ -81,11 +116,18 @@ export async function reconcileHandlers(
   const stallMs = faultStallMs(process.env[FAULT_STALL_ENV]);
   if (stallMs > 0)
     logger.warn({ stallMs }, `${FAULT_STALL_ENV} is set: every snapshot reconcile stalls before its push`);
+  const snapshotOptions = xds ? { snapshot: { configSource: { kind: "ads" as const } } } : {};
+  if (xds) {
+    // Every replica serving xDS serves its own cache's snapshot, /reconcile or not.
+    const stop = serveOnChange(cache, xds, { log: logger, ...snapshotOptions });
+    opts.onClose?.(stop);
+  }
   const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
+    view: cachedView(cache),
     deprogramTimeoutMs: opts.deprogramTimeoutMs,
     metrics: createReconcileMetrics(deps.registry),
     // Clusters and route configurations point their clients back at ADS.
-    ...(xds ? { snapshot: { configSource: { kind: "ads" } } } : {}),
+    ...snapshotOptions,
     ...(stallMs > 0
       ? {
           beforePush: (signal: AbortSignal | undefined) => {
@@ -96,7 +138,12 @@ export async function reconcileHandlers(
         }
       : {}),
   });
-  const handlers = [reconcileHandler(reconciler, auth)];
+  const seenWait = {
+    waitFor: cache.waitFor.bind(cache),
+    seen: () => cache.seen(),
+    boundMs: opts.seenWaitMs ?? 10_000,
+  };
+  const handlers = [reconcileHandler(reconciler, auth, seenWait)];
   if (memory) handlers.push(...memoryDebugHandlers(memory, auth));
   if (xds) handlers.push(xdsDebugHandler(xds, auth));
   return handlers;

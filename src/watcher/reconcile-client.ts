@@ -11,7 +11,7 @@ import http from "node:http";
 import https from "node:https";
 import { fileToken } from "../kube/kubeconfig.js";
 import { SERVICE_ACCOUNT_TOKEN } from "../kube/service-account.js";
-import { parseReconcileReply, type ReconcileOutcome } from "../reconcile/protocol.js";
+import { parseReconcileReply, type ReconcileOutcome, type Seen } from "../reconcile/protocol.js";
 
 export type { ReconcileOutcome };
 
@@ -31,7 +31,8 @@ export interface ReconcileClientOptions {
 }
 
 export interface ReconcileClient {
-  reconcile(key: string, signal?: AbortSignal): Promise<CallOutcome>;
+  /** `seen`: the newest resourceVersions the caller's informers have seen; the server waits for its cache to see as much. */
+  reconcile(key: string, signal?: AbortSignal, seen?: Seen): Promise<CallOutcome>;
   close(): void;
 }
 
@@ -66,9 +67,9 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
   };
 
   return {
-    reconcile(key, signal) {
+    reconcile(key, signal, seen) {
       return new Promise((resolve) => {
-        const body = JSON.stringify({ key });
+        const body = JSON.stringify(seen && Object.keys(seen).length > 0 ? { key, seen } : { key });
         const token = opts.token();
         const headers: http.OutgoingHttpHeaders = {
           "content-type": "application/json",
@@ -85,7 +86,16 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
             res.on("error", (err) => resolve({ kind: "failed", reason: err.message, unreachable: true }));
             res.on("end", () => {
               const text = Buffer.concat(chunks).toString("utf8");
-              if (res.statusCode !== 200) {
+              const retryAfter = Number(res.headers["retry-after"]);
+              if (res.statusCode === 503 && Number.isFinite(retryAfter) && retryAfter >= 0) {
+                // The server's cache is behind what we saw: not a failure, ask again shortly.
+                resolve({
+                  kind: "requeue",
+                  afterMs: retryAfter * 1000,
+                  did: [text.slice(0, 200)],
+                  enqueue: [],
+                });
+              } else if (res.statusCode !== 200) {
                 resolve({ kind: "failed", reason: `HTTP ${res.statusCode}: ${text.slice(0, 200)}` });
               } else {
                 resolve(parseReconcileReply(text));

@@ -9,7 +9,7 @@ import { PLURAL } from "../api/types.js";
 import { Informer } from "../kube/informer.js";
 import { CallHealth, type CallHealthOptions, type Health } from "./call-health.js";
 import type { KubeClient } from "../kube/client.js";
-import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
+import { SNAPSHOT_KEY, type Seen } from "../reconcile/protocol.js";
 import { LeaderElector } from "../kube/lease.js";
 import { createQueueMetrics } from "./queue-metrics.js";
 import { keyEvents, type KeyEvents } from "./key-events.js";
@@ -93,12 +93,24 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
     ...(opts.registry ? { metrics: createQueueMetrics(opts.registry) } : {}),
   });
   const informers = startInformers(opts, keyEvents(queue));
+  const [routes, services, slices] = informers as [Informer, Informer, Informer];
+  // What this watcher has seen, sent with every call: the server answers from a cache at least this new.
+  const seen = (): Seen => {
+    const out: { -readonly [K in keyof Seen]: string } = {};
+    const put = (part: keyof Seen, rv: string): void => {
+      if (rv !== "") out[part] = rv;
+    };
+    put("routes", routes.resourceVersion());
+    put("services", services.resourceVersion());
+    put("endpointslices", slices.resourceVersion());
+    return out;
+  };
   // A new leader trusts nothing done before it, and a resync looks again at
   // everything: both are the snapshot key, which reads and judges every route.
   // One key per route here was 50,000 calls at 50,000 routes (BENCHMARKS.md).
   const resyncAll = (): void => queue.add(SNAPSHOT_KEY);
   const reachability = new CallHealth(opts.health);
-  const workers = reconcileWorkers(opts, queue, metrics, reachability, resyncAll);
+  const workers = reconcileWorkers(opts, queue, metrics, reachability, resyncAll, seen);
   const elector = electLeader(opts, workers);
   const resyncMs = opts.resyncMs ?? 300_000;
   const resync = resyncMs > 0 ? setInterval(resyncAll, resyncMs) : undefined;
@@ -166,6 +178,7 @@ function reconcileWorkers(
   metrics: WatcherMetrics | undefined,
   reachability: CallHealth,
   onStart: () => void,
+  seen: () => Seen,
 ): Workers {
   const { reconcile, log } = opts;
   // Work runs under two signals: `taking` stops workers from taking new keys,
@@ -174,7 +187,7 @@ function reconcileWorkers(
 
   const reconcileOne = async (key: string, lane: Lane, calls: AbortSignal): Promise<void> => {
     const started = Date.now();
-    const out = await reconcile.reconcile(key, calls);
+    const out = await reconcile.reconcile(key, calls, seen());
     metrics?.callSeconds.observe({ lane }, (Date.now() - started) / 1000);
     if (calls.aborted) {
       // Cut because leadership ended: the key stays due for whoever leads next.

@@ -90,6 +90,22 @@ describe("helm lint and helm template", () => {
     }
   });
 
+  it("lets the server list and watch what its cache holds: EdgeRoutes, Services, EndpointSlices", async () => {
+    const role = find(await render([]), "ClusterRole", `${FULLNAME}-server`) as Doc & {
+      rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    };
+    const verbsOn = (group: string, resource: string): string[] =>
+      role.rules
+        .filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource))
+        .flatMap((r) => r.verbs);
+    for (const [group, resource] of [
+      ["net.10xdev.io", "edgeroutes"],
+      ["", "services"],
+      ["discovery.k8s.io", "endpointslices"],
+    ] as const)
+      expect(verbsOn(group, resource), `${resource}`).toEqual(expect.arrayContaining(["list", "watch"]));
+  });
+
   it("renders the in-cluster parts only in cluster, and cert-manager's only in certManager mode", async () => {
     const kinds = (docs: Doc[]) => docs.map((d) => `${d.kind}/${d.metadata?.name}`);
     const inCluster = kinds(await render([]));
@@ -555,7 +571,10 @@ describe("RBAC: enough and no more", () => {
     ["patch", "edgeroutes.net.10xdev.io", "-n", "apps", "--subresource=status"],
     ["get", "services", "-n", "apps"],
     ["list", "services", "-A"],
+    // The watch-fed cache (cluster-state.ts).
+    ["watch", "services", "-A"],
     ["list", "endpointslices.discovery.k8s.io", "-A"],
+    ["watch", "endpointslices.discovery.k8s.io", "-A"],
     ["create", "events", "-n", "apps"],
     ["patch", "events", "-n", "apps"],
     ["create", "tokenreviews.authentication.k8s.io"],
@@ -576,8 +595,6 @@ describe("RBAC: enough and no more", () => {
     // Only patch is used: update is not granted where patch does the work.
     ["update", "edgeroutes.net.10xdev.io", "-n", "apps"],
     ["update", "edgeroutes.net.10xdev.io", "-n", "apps", "--subresource=status"],
-    ["watch", "services", "-A"],
-    ["watch", "endpointslices.discovery.k8s.io", "-A"],
     ["delete", "edgeroutes.net.10xdev.io", "-n", "apps"],
     ["create", "edgeroutes.net.10xdev.io", "-n", "apps"],
     ["list", "secrets", "-A"],

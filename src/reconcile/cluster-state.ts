@@ -1,0 +1,379 @@
+// What a reconcile reads, kept current by three watches (EdgeRoutes as v2,
+// Services, EndpointSlices) instead of a LIST of each per reconcile: the
+// apiserver's work per route change no longer grows with the cluster
+// (issue 15; docs/architecture.md, "Watch-fed cluster state").
+//
+// Still level-triggered: the cache is the apiserver's state as of one
+// resourceVersion per kind (`revision()`), and every decision is made from
+// that whole state, never from "what changed". A restart lists again; a 410
+// lists again and the objects the list no longer has are dropped; a replica
+// whose cache lags says so through its revision, which the data plane's fence
+// and the `seen` wait of /reconcile compare against.
+//
+// Objects are held slim: only what the snapshot and status writes read.
+
+import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
+import type { Registry } from "prom-client";
+import { Counter, Gauge, Histogram } from "prom-client";
+import type { EdgeRouteV2 } from "../api/types.js";
+import { PLURAL } from "../api/types.js";
+import { isRecord } from "../api/is-record.js";
+import {
+  compareResourceVersion,
+  isComparableResourceVersion,
+  readRevision,
+  REVISION_PARTS,
+  type ReadRevision,
+  type RevisionPart,
+} from "../dataplane/read-revision.js";
+import type { EndpointsByService } from "../envoy/snapshot.js";
+import type { KubeClient } from "../kube/client.js";
+import { Informer, type EventType } from "../kube/informer.js";
+import { keyOf, objectKey, type Watched } from "../kube/object-key.js";
+import { edgeRoutesPath, ENDPOINT_SLICES_PATH, SERVICES_PATH } from "../kube/paths.js";
+import type { Logger } from "../observability/logger.js";
+import {
+  SERVICE_NAME_LABEL,
+  serviceEndpoints,
+  serviceKey,
+  type ServiceEndpoints,
+} from "../routing/service-endpoints.js";
+import { slimRoute } from "./cluster-reader.js";
+
+export interface ClusterStateOptions {
+  client: KubeClient;
+  log: Logger;
+  /** Every EdgeRoute event, as the watch gave it: the admission conflict index shares this watch. */
+  onRouteEvent?: (type: EventType, obj: Watched) => void;
+  /** Where the cache's gauges and the `seen` wait's histogram go (absent: none). */
+  registry?: Registry;
+  /** Passed to each informer (tests shorten them). */
+  watchTimeoutSeconds?: number;
+  pageSize?: number;
+}
+
+interface CacheMetrics {
+  objects: Gauge<"kind">;
+  events: Counter<"kind">;
+  waitSeconds: Histogram<"result">;
+}
+
+function cacheMetrics(registry: Registry): CacheMetrics {
+  const registers = [registry];
+  return {
+    objects: new Gauge({
+      name: "edge_operator_cache_objects",
+      help: "Objects held by the server's watch-fed cache, by kind.",
+      labelNames: ["kind"],
+      registers,
+    }),
+    events: new Counter({
+      name: "edge_operator_cache_events_total",
+      help: "Watch events (and listed objects) the server's cache took, by kind.",
+      labelNames: ["kind"],
+      registers,
+    }),
+    waitSeconds: new Histogram({
+      name: "edge_operator_cache_wait_seconds",
+      help: "How long a /reconcile call waited for the cache to reach what the caller had seen, by result (reached, timeout, aborted).",
+      labelNames: ["result"],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+  };
+}
+
+/** A Service as the snapshot reads it: its ports. */
+function slimService(obj: Watched): V1Service | undefined {
+  const m = obj.metadata;
+  if (!m || typeof m.namespace !== "string" || typeof m.name !== "string") return undefined;
+  const spec = isRecord(obj.spec) ? obj.spec : {};
+  const ports = Array.isArray(spec.ports) ? spec.ports : [];
+  return {
+    metadata: { namespace: m.namespace, name: m.name },
+    spec: {
+      ports: ports.filter(isRecord).map((p) => ({
+        port: typeof p.port === "number" ? p.port : 0,
+        ...(typeof p.name === "string" ? { name: p.name } : {}),
+      })),
+    },
+  };
+}
+
+/** An EndpointSlice as the snapshot reads it: its Service, ports and ready addresses. */
+function slimSlice(obj: Watched): V1EndpointSlice | undefined {
+  const o = obj as Watched & { addressType?: unknown; ports?: unknown; endpoints?: unknown };
+  const m = o.metadata;
+  if (!m || typeof m.namespace !== "string" || typeof m.name !== "string") return undefined;
+  const labels = isRecord(m.labels) ? m.labels : {};
+  const service = labels[SERVICE_NAME_LABEL];
+  return {
+    metadata: {
+      namespace: m.namespace,
+      name: m.name,
+      ...(typeof service === "string" ? { labels: { [SERVICE_NAME_LABEL]: service } } : {}),
+    },
+    addressType: typeof o.addressType === "string" ? o.addressType : "",
+    ports: (Array.isArray(o.ports) ? o.ports : []).filter(isRecord).map((p) => ({
+      ...(typeof p.name === "string" ? { name: p.name } : {}),
+      ...(typeof p.port === "number" ? { port: p.port } : {}),
+    })),
+    endpoints: (Array.isArray(o.endpoints) ? o.endpoints : []).filter(isRecord).map((e) => ({
+      addresses: Array.isArray(e.addresses)
+        ? e.addresses.filter((a): a is string => typeof a === "string")
+        : [],
+      ...(isRecord(e.conditions) && e.conditions.ready === false ? { conditions: { ready: false } } : {}),
+    })),
+  };
+}
+
+function serviceOfSlice(slice: V1EndpointSlice): string | undefined {
+  const name = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
+  return name === undefined ? undefined : serviceKey(slice.metadata?.namespace ?? "", name);
+}
+
+/** True when `have` is at least `want` (a non-numeric resourceVersion counts as reached: it cannot be compared). */
+function reached(have: string, want: string): boolean {
+  if (have === "") return false;
+  if (!isComparableResourceVersion(have) || !isComparableResourceVersion(want)) return true;
+  return compareResourceVersion(have, want) >= 0;
+}
+
+interface Waiter {
+  readonly min: Partial<ReadRevision>;
+  readonly resolve: (ok: boolean) => void;
+}
+
+export class ClusterState {
+  private readonly routeMap = new Map<string, EdgeRouteV2>();
+  private readonly serviceMap = new Map<string, V1Service>();
+  private readonly slicesByService = new Map<string, Map<string, V1EndpointSlice>>();
+  private readonly serviceOfSliceKey = new Map<string, string>();
+  private readonly endpointMap = new Map<string, ServiceEndpoints>();
+  private routeList: readonly EdgeRouteV2[] | undefined;
+  private endpointsView: EndpointsByService | undefined;
+  private readonly rv: Record<RevisionPart, string> = { routes: "", services: "", endpointslices: "" };
+  private readonly informers: Record<RevisionPart, Informer>;
+  private waiters: Waiter[] = [];
+  private readonly listeners = new Set<() => void>();
+  private changeScheduled = false;
+  private readonly metrics: CacheMetrics | undefined;
+
+  constructor(private readonly opts: ClusterStateOptions) {
+    this.metrics = opts.registry ? cacheMetrics(opts.registry) : undefined;
+    const common = {
+      client: opts.client,
+      log: opts.log,
+      ...(opts.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: opts.watchTimeoutSeconds } : {}),
+      ...(opts.pageSize !== undefined ? { pageSize: opts.pageSize } : {}),
+    };
+    const informer = (
+      part: RevisionPart,
+      name: string,
+      path: string,
+      on: (t: EventType, o: Watched) => void,
+    ) =>
+      new Informer({
+        ...common,
+        name: `${name} (cache)`,
+        path,
+        onEvent: (t, o) => {
+          this.metrics?.events.inc({ kind: part });
+          on(t, o);
+          this.changed();
+        },
+        onResourceVersion: (v) => this.advance(part, v),
+      });
+    this.informers = {
+      routes: informer("routes", PLURAL, edgeRoutesPath(), (t, o) => this.onRoute(t, o)),
+      services: informer("services", "services", SERVICES_PATH, (t, o) => this.onService(t, o)),
+      endpointslices: informer("endpointslices", "endpointslices", ENDPOINT_SLICES_PATH, (t, o) =>
+        this.onSlice(t, o),
+      ),
+    };
+  }
+
+  /** Lists and watches until `signal` aborts. */
+  start(signal: AbortSignal): void {
+    for (const p of REVISION_PARTS) this.informers[p].start();
+    const stop = (): void => {
+      for (const p of REVISION_PARTS) void this.informers[p].stop();
+      for (const w of this.waiters.splice(0)) w.resolve(false);
+    };
+    if (signal.aborted) stop();
+    else signal.addEventListener("abort", stop, { once: true });
+  }
+
+  /** Every kind has been listed once. */
+  synced(): boolean {
+    return REVISION_PARTS.every((p) => this.informers[p].hasSynced());
+  }
+
+  /** Resolves once every kind has been listed once (or `signal` aborts). */
+  async waitForSync(signal?: AbortSignal): Promise<void> {
+    const all = Promise.all(REVISION_PARTS.map((p) => this.informers[p].waitForSync()));
+    if (!signal) return void (await all);
+    await Promise.race([
+      all,
+      new Promise<void>((r) => {
+        if (signal.aborted) r();
+        else signal.addEventListener("abort", () => r(), { once: true });
+      }),
+    ]);
+  }
+
+  /** The resourceVersion each kind has been read to; undefined before all are listed, or when one is not an integer. */
+  revision(): ReadRevision | undefined {
+    return readRevision(this.rv);
+  }
+
+  /** The newest resourceVersion seen per kind ("" before its first list), for logs and replies. */
+  seen(): Readonly<Record<RevisionPart, string>> {
+    return { ...this.rv };
+  }
+
+  /** Live and terminating routes, slim. The array is not changed afterwards: a later event makes a new one. */
+  routes(): readonly EdgeRouteV2[] {
+    this.routeList ??= [...this.routeMap.values()];
+    return this.routeList;
+  }
+
+  route(namespace: string, name: string): EdgeRouteV2 | undefined {
+    return this.routeMap.get(objectKey(namespace, name));
+  }
+
+  service(namespace: string, name: string): V1Service | undefined {
+    return this.serviceMap.get(serviceKey(namespace, name));
+  }
+
+  /** Every Service's ready endpoints: what buildSnapshot takes. Not changed afterwards either. */
+  endpoints(): EndpointsByService {
+    this.endpointsView ??= new Map(this.endpointMap);
+    return this.endpointsView;
+  }
+
+  /**
+   * True once every kind's cache has seen at least `min` (kinds absent from
+   * `min` only need their first list); false past `timeoutMs` or when `signal`
+   * aborts.
+   */
+  waitFor(min: Partial<ReadRevision>, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+    const started = process.hrtime.bigint();
+    const observe = (result: string): void => {
+      this.metrics?.waitSeconds.observe({ result }, Number(process.hrtime.bigint() - started) / 1e9);
+    };
+    if (this.hasReached(min)) {
+      observe("reached");
+      return Promise.resolve(true);
+    }
+    if (signal?.aborted) {
+      observe("aborted");
+      return Promise.resolve(false);
+    }
+    return new Promise<boolean>((resolve) => {
+      const finish = (ok: boolean, result: string): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        observe(result);
+        resolve(ok);
+      };
+      const waiter: Waiter = { min, resolve: (ok) => finish(ok, ok ? "reached" : "aborted") };
+      const onAbort = (): void => finish(false, "aborted");
+      const timer = setTimeout(() => finish(false, "timeout"), timeoutMs);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      this.waiters.push(waiter);
+    });
+  }
+
+  /** `listener` runs (coalesced, after the events of one tick) whenever the cached objects change. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private hasReached(min: Partial<ReadRevision>): boolean {
+    return REVISION_PARTS.every((p) => {
+      const want = min[p];
+      return want === undefined ? this.rv[p] !== "" : reached(this.rv[p], want);
+    });
+  }
+
+  private advance(part: RevisionPart, rv: string): void {
+    // The first list of a kind is a change even when it listed nothing.
+    if (this.rv[part] === "") this.changed();
+    this.rv[part] = rv;
+    if (this.waiters.length === 0) return;
+    for (const w of [...this.waiters]) if (this.hasReached(w.min)) w.resolve(true);
+  }
+
+  private changed(): void {
+    if (this.changeScheduled) return;
+    this.changeScheduled = true;
+    setImmediate(() => {
+      this.changeScheduled = false;
+      this.metrics?.objects.set({ kind: "routes" }, this.routeMap.size);
+      this.metrics?.objects.set({ kind: "services" }, this.serviceMap.size);
+      this.metrics?.objects.set({ kind: "endpointslices" }, this.serviceOfSliceKey.size);
+      for (const l of this.listeners) {
+        try {
+          l();
+        } catch (err) {
+          this.opts.log.error({ err: (err as Error).message }, "cache change listener failed");
+        }
+      }
+    });
+  }
+
+  private onRoute(type: EventType, obj: Watched): void {
+    this.opts.onRouteEvent?.(type, obj);
+    const key = keyOf(obj);
+    if (!key) return;
+    this.routeList = undefined;
+    if (type === "DELETED") this.routeMap.delete(key);
+    else this.routeMap.set(key, slimRoute(obj as unknown as EdgeRouteV2));
+  }
+
+  private onService(type: EventType, obj: Watched): void {
+    const key = keyOf(obj);
+    if (!key) return;
+    const svc = type === "DELETED" ? undefined : slimService(obj);
+    if (svc) this.serviceMap.set(key, svc);
+    else this.serviceMap.delete(key);
+    this.refreshEndpoints(key);
+  }
+
+  private onSlice(type: EventType, obj: Watched): void {
+    const key = keyOf(obj);
+    if (!key) return;
+    const before = this.serviceOfSliceKey.get(key);
+    if (before !== undefined) {
+      const set = this.slicesByService.get(before);
+      set?.delete(key);
+      if (set?.size === 0) this.slicesByService.delete(before);
+      this.serviceOfSliceKey.delete(key);
+    }
+    const slice = type === "DELETED" ? undefined : slimSlice(obj);
+    const svc = slice ? serviceOfSlice(slice) : undefined;
+    if (slice && svc !== undefined) {
+      let set = this.slicesByService.get(svc);
+      if (!set) this.slicesByService.set(svc, (set = new Map()));
+      set.set(key, slice);
+      this.serviceOfSliceKey.set(key, svc);
+    }
+    if (before !== undefined) this.refreshEndpoints(before);
+    if (svc !== undefined && svc !== before) this.refreshEndpoints(svc);
+  }
+
+  /** One Service's endpoints, again from its Service and slices. */
+  private refreshEndpoints(svcKey: string): void {
+    this.endpointsView = undefined;
+    const svc = this.serviceMap.get(svcKey);
+    if (!svc) {
+      this.endpointMap.delete(svcKey);
+      return;
+    }
+    const slices = [...(this.slicesByService.get(svcKey)?.values() ?? [])];
+    this.endpointMap.set(svcKey, serviceEndpoints(svc, slices));
+  }
+}
