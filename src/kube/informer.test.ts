@@ -165,6 +165,28 @@ describe("Informer", () => {
     expect(inf.stats.failures).toBe(1);
   });
 
+  it("says how far it has read (list, events, bookmarks) apart from the newest object it saw", async () => {
+    const { server, client } = await scriptedServer(
+      [[obj("a", "5"), obj("b", "10")]],
+      [
+        (res) => {
+          event(res, "ADDED", obj("c", "11"));
+          event(res, "BOOKMARK", { metadata: { resourceVersion: "30" } });
+        },
+      ],
+    );
+    cleanup.push(async () => {
+      server.closeAllConnections();
+      server.close();
+    });
+    const progress: string[] = [];
+    const { inf } = start(client, { onResourceVersion: (rv) => progress.push(rv) });
+    await until("the bookmark", () => inf.resourceVersion() === "30");
+    expect(progress).toEqual(["10", "11", "30"]);
+    // A bookmark carries no object: another cache that saw c has seen everything this one saw.
+    expect(inf.newestObjectResourceVersion()).toBe("11");
+  });
+
   it("lists through 500 and 503: the client retries them, the informer sees no failure", async () => {
     const { server, seen, client } = await scriptedServer([500, 503, [obj("a", "3")]], [(res) => void res]);
     cleanup.push(async () => {

@@ -71,6 +71,8 @@ function rvOf(obj: Watched | undefined): string {
 export class Informer {
   private readonly known = new Map<string, string>();
   private rv = "";
+  /** The newest resourceVersion of an object seen (listed or in an event). */
+  private newestObject = "";
   private synced = false;
   private readonly stopping = new AbortController();
   private running: Promise<void> | undefined;
@@ -100,6 +102,16 @@ export class Informer {
   /** The newest resourceVersion seen (list, event or bookmark); "" before the first list. */
   resourceVersion(): string {
     return this.rv;
+  }
+
+  /**
+   * The newest resourceVersion carried by an object this informer has seen ("" before any).
+   * Unlike resourceVersion() (a list's is the whole store's revision at the
+   * time), another cache of the same kind that is watching has seen this
+   * object once its own resourceVersion() reaches this: what `seen` sends.
+   */
+  newestObjectResourceVersion(): string {
+    return this.newestObject;
   }
 
   /** `namespace/name` of every object the informer knows. */
@@ -176,6 +188,7 @@ export class Informer {
         seen.add(key);
         const before = this.known.get(key);
         const now = rvOf(item);
+        this.noteObject(now);
         this.known.set(key, now);
         if (before === undefined) this.emit("ADDED", item);
         else if (before !== now) this.emit("MODIFIED", item);
@@ -233,6 +246,7 @@ export class Informer {
         if (key) {
           if (ev.type === "DELETED") this.known.delete(key);
           else this.known.set(key, rvOf(obj));
+          this.noteObject(rvOf(obj));
           this.emit(ev.type, obj);
         }
         this.setRv(rvOf(obj) || this.rv);
@@ -241,6 +255,14 @@ export class Informer {
       default:
         return;
     }
+  }
+
+  /** Integer resourceVersions compare by length, then digits (KEP-5504); anything else is left alone. */
+  private noteObject(rv: string): void {
+    if (!/^[1-9][0-9]*$/.test(rv)) return;
+    const cur = this.newestObject;
+    if (cur === "" || rv.length > cur.length || (rv.length === cur.length && rv > cur))
+      this.newestObject = rv;
   }
 
   private setRv(rv: string): void {

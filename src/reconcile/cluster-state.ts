@@ -164,6 +164,8 @@ export class ClusterState {
     const common = {
       client: opts.client,
       log: opts.log,
+      // /reconcile waits on this cache: retry a failed list (a CRD not yet registered) within seconds, not 30.
+      backoffMaxMs: 5_000,
       ...(opts.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: opts.watchTimeoutSeconds } : {}),
       ...(opts.pageSize !== undefined ? { pageSize: opts.pageSize } : {}),
     };

@@ -1,5 +1,26 @@
 import { describe, expect, it } from "vitest";
-import { parseReconcileReply } from "./protocol.js";
+import { parseReconcileReply, parseReconcileRequest } from "./protocol.js";
+
+describe("parseReconcileRequest", () => {
+  it("reads the key and what the caller has seen; seen is optional", () => {
+    expect(parseReconcileRequest({ key: "$snapshot" })).toEqual({ key: "$snapshot" });
+    expect(parseReconcileRequest({ key: "a/b", seen: { routes: "12", endpointslices: "9" } })).toEqual({
+      key: "a/b",
+      seen: { routes: "12", endpointslices: "9" },
+    });
+  });
+
+  it("names what is wrong", () => {
+    expect(parseReconcileRequest({ key: "" })).toHaveProperty("error", expect.stringContaining('"key"'));
+    expect(parseReconcileRequest({ key: "a/b", seen: [] })).toEqual({ error: "seen: must be an object" });
+    expect(parseReconcileRequest({ key: "a/b", seen: { pods: "1" } })).toEqual({
+      error: "seen.pods: unknown; must be one of routes, services, endpointslices",
+    });
+    expect(parseReconcileRequest({ key: "a/b", seen: { routes: 12 } })).toEqual({
+      error: "seen.routes: must be a resourceVersion (a non-empty string)",
+    });
+  });
+});
 
 describe("parseReconcileReply", () => {
   it("reads done and requeue replies, with keys to enqueue", () => {

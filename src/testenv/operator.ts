@@ -9,7 +9,8 @@ import { createCa, issueCertificate } from "../certs/pki.js";
 import { freePort, supervise, waitFor, type Supervised } from "./process.js";
 import { REPO_ROOT } from "./testbin.js";
 
-export const CLI = path.join(REPO_ROOT, "dist/src/cli/main.js");
+// EDGE_OPERATOR_CLI: another build (a benchmark comparing an older commit).
+export const CLI = process.env.EDGE_OPERATOR_CLI ?? path.join(REPO_ROOT, "dist/src/cli/main.js");
 
 export interface ServeProcess {
   /** https://127.0.0.1:PORT */

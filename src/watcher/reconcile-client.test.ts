@@ -60,6 +60,37 @@ describe("reconcileClient over real TLS on loopback", () => {
     }
   });
 
+  it("sends what the caller has seen, and takes a 503 with Retry-After (a cache behind) as 'call again then'", async () => {
+    const ca = createCa();
+    const bodies: string[] = [];
+    const server = https.createServer(leaf(ca), (req, res) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => {
+        bodies.push(Buffer.concat(chunks).toString());
+        res
+          .writeHead(503, { "content-type": "application/json", "retry-after": "2" })
+          .end('{"reason":"CacheBehind"}');
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}/reconcile`;
+    const client = reconcileClient({ url, token: () => "t", ca: () => ca.cert });
+    try {
+      const out = await client.reconcile("default/r", undefined, { routes: "42", services: "7" });
+      expect(out).toMatchObject({ kind: "requeue", afterMs: 2000 });
+      // Nothing seen yet: the body is what older servers read, the key alone.
+      await client.reconcile("default/r", undefined, {});
+    } finally {
+      client.close();
+    }
+    expect(bodies.map((b) => JSON.parse(b) as unknown)).toEqual([
+      { key: "default/r", seen: { routes: "42", services: "7" } },
+      { key: "default/r" },
+    ]);
+  });
+
   it("tells a call that got no reply from a server answering an error", async () => {
     const ca = createCa();
     const failing = await endpoint(leaf(ca), 500);

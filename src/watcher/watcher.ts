@@ -95,14 +95,16 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
   const informers = startInformers(opts, keyEvents(queue));
   const [routes, services, slices] = informers as [Informer, Informer, Informer];
   // What this watcher has seen, sent with every call: the server answers from a cache at least this new.
+  // Objects' resourceVersions, not a list's: a list's is the store's revision, which a cache
+  // that has seen every object of the kind may not reach until the next event or bookmark.
   const seen = (): Seen => {
     const out: { -readonly [K in keyof Seen]: string } = {};
     const put = (part: keyof Seen, rv: string): void => {
       if (rv !== "") out[part] = rv;
     };
-    put("routes", routes.resourceVersion());
-    put("services", services.resourceVersion());
-    put("endpointslices", slices.resourceVersion());
+    put("routes", routes.newestObjectResourceVersion());
+    put("services", services.newestObjectResourceVersion());
+    put("endpointslices", slices.newestObjectResourceVersion());
     return out;
   };
   // A new leader trusts nothing done before it, and a resync looks again at
