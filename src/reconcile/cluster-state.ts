@@ -38,7 +38,7 @@ import {
   serviceKey,
   type ServiceEndpoints,
 } from "../routing/service-endpoints.js";
-import { slimRoute } from "./cluster-reader.js";
+import { slimRoute } from "./slim-route.js";
 
 export interface ClusterStateOptions {
   client: KubeClient;
@@ -139,6 +139,15 @@ function reached(have: string, want: string): boolean {
   return compareResourceVersion(have, want) >= 0;
 }
 
+/** What buildSnapshot reads of a route is the same: its name, age, deletion and spec (not its status). */
+function sameForSnapshot(a: EdgeRouteV2, b: EdgeRouteV2): boolean {
+  return (
+    a.metadata.creationTimestamp === b.metadata.creationTimestamp &&
+    a.metadata.deletionTimestamp === b.metadata.deletionTimestamp &&
+    JSON.stringify(a.spec) === JSON.stringify(b.spec)
+  );
+}
+
 interface Waiter {
   readonly min: Partial<ReadRevision>;
   readonly resolve: (ok: boolean) => void;
@@ -169,11 +178,12 @@ export class ClusterState {
       ...(opts.watchTimeoutSeconds !== undefined ? { watchTimeoutSeconds: opts.watchTimeoutSeconds } : {}),
       ...(opts.pageSize !== undefined ? { pageSize: opts.pageSize } : {}),
     };
+    // `on` answers whether the snapshot could see the change (a status write alone it cannot).
     const informer = (
       part: RevisionPart,
       name: string,
       path: string,
-      on: (t: EventType, o: Watched) => void,
+      on: (t: EventType, o: Watched) => boolean,
     ) =>
       new Informer({
         ...common,
@@ -181,8 +191,7 @@ export class ClusterState {
         path,
         onEvent: (t, o) => {
           this.metrics?.events.inc({ kind: part });
-          on(t, o);
-          this.changed();
+          if (on(t, o)) this.changed();
         },
         onResourceVersion: (v) => this.advance(part, v),
       });
@@ -288,7 +297,10 @@ export class ClusterState {
     });
   }
 
-  /** `listener` runs (coalesced, after the events of one tick) whenever the cached objects change. */
+  /**
+   * `listener` runs (coalesced, after the events of one tick) whenever what a
+   * snapshot is built from changes: not for a route whose status alone changed.
+   */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -327,27 +339,34 @@ export class ClusterState {
     });
   }
 
-  private onRoute(type: EventType, obj: Watched): void {
+  private onRoute(type: EventType, obj: Watched): boolean {
     this.opts.onRouteEvent?.(type, obj);
     const key = keyOf(obj);
-    if (!key) return;
+    if (!key) return false;
     this.routeList = undefined;
-    if (type === "DELETED") this.routeMap.delete(key);
-    else this.routeMap.set(key, slimRoute(obj as unknown as EdgeRouteV2));
+    const before = this.routeMap.get(key);
+    if (type === "DELETED") {
+      this.routeMap.delete(key);
+      return true;
+    }
+    const after = slimRoute(obj as unknown as EdgeRouteV2);
+    this.routeMap.set(key, after);
+    return before === undefined || !sameForSnapshot(before, after);
   }
 
-  private onService(type: EventType, obj: Watched): void {
+  private onService(type: EventType, obj: Watched): boolean {
     const key = keyOf(obj);
-    if (!key) return;
+    if (!key) return false;
     const svc = type === "DELETED" ? undefined : slimService(obj);
     if (svc) this.serviceMap.set(key, svc);
     else this.serviceMap.delete(key);
     this.refreshEndpoints(key);
+    return true;
   }
 
-  private onSlice(type: EventType, obj: Watched): void {
+  private onSlice(type: EventType, obj: Watched): boolean {
     const key = keyOf(obj);
-    if (!key) return;
+    if (!key) return false;
     const before = this.serviceOfSliceKey.get(key);
     if (before !== undefined) {
       const set = this.slicesByService.get(before);
@@ -365,6 +384,7 @@ export class ClusterState {
     }
     if (before !== undefined) this.refreshEndpoints(before);
     if (svc !== undefined && svc !== before) this.refreshEndpoints(svc);
+    return true;
   }
 
   /** One Service's endpoints, again from its Service and slices. */

@@ -206,7 +206,9 @@ function reconcileWorkers(
         queue.forget(key);
         break;
       case "requeue":
-        queue.addRateLimited(key, out.afterMs ?? 0);
+        // A cache behind (503 + Retry-After) is no failure of the key: its backoff stays as it was.
+        if (out.notFailure) queue.addAfter(key, out.afterMs ?? 0);
+        else queue.addRateLimited(key, out.afterMs ?? 0);
         break;
       case "failed":
         log.warn(

@@ -17,7 +17,7 @@ export interface ApiserverCost {
   readonly requests: number;
   /** Of which LIST. */
   readonly lists: number;
-  /** Response bytes of those requests. */
+  /** Response bytes of those requests (the apiserver records them for reads: GET, LIST). */
   readonly bytes: number;
   /** Status writes (PATCH edgeroutes/status). */
   readonly statusWrites: number;
@@ -109,14 +109,27 @@ export async function createCostRoutes(
   );
 }
 
-/** Until the memory data plane holds `n` routes of `ns` and no status write happened for `quietMs`. */
+interface Listed {
+  items: {
+    metadata: { generation?: number };
+    status?: { conditions?: { type: string; status: string; observedGeneration?: number }[] };
+  }[];
+}
+
+/**
+ * Until the memory data plane holds `n` routes of `ns`, every one of them says
+ * Programmed=True for its generation (checked with LISTs, so only before a
+ * measurement, never inside one: `checkStatuses` false), and no status write
+ * happened for `quietMs`.
+ */
 export async function settle(
   cp: ControlPlane,
   stack: OperatorStack,
   ns: string,
   n: number,
   timeoutMs = 300_000,
-  quietMs = 2_000,
+  quietMs = 3_000,
+  checkStatuses = true,
 ): Promise<void> {
   await waitFor(
     `${n} routes of ${ns} served`,
@@ -125,6 +138,26 @@ export async function settle(
     timeoutMs,
     250,
   );
+  if (checkStatuses) {
+    const kube = cp.kube();
+    await waitFor(
+      `every route of ${ns} Programmed for its generation`,
+      async () => {
+        const list = await kube.json<Listed>("GET", routesPath(ns), { timeoutMs: 120_000 });
+        const done = list.items.every((r) =>
+          r.status?.conditions?.some(
+            (c) =>
+              c.type === "Programmed" &&
+              c.status === "True" &&
+              c.observedGeneration === r.metadata.generation,
+          ),
+        );
+        return list.items.length === n && done ? true : undefined;
+      },
+      timeoutMs,
+      1_000,
+    );
+  }
   const deadline = Date.now() + timeoutMs;
   let last = (await scrapeCost(cp)).statusWrites;
   for (;;) {
@@ -164,6 +197,6 @@ export async function costPerChange(
       25,
     );
   }
-  await settle(cp, stack, ns, n);
+  await settle(cp, stack, ns, n, 300_000, 3_000, false);
   return costDelta(await scrapeCost(cp), before, changes);
 }

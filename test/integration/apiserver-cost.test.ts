@@ -43,6 +43,8 @@ describe("apiserver work per route change", () => {
     const large: ApiserverCost = await costPerChange(cp, stack, kube, NS, LARGE, CHANGES, 2);
 
     const figures = JSON.stringify({ small, large });
+    // The figures, for BENCHMARKS.md (bench/cache-cost.bench.ts measures the same way).
+    console.log(`apiserver work per route change: ${figures}`);
     // The cache is fed by watches: a route change lists nothing.
     expect(large.lists, figures).toBe(0);
     expect(small.lists, figures).toBe(0);

@@ -124,3 +124,45 @@ describe("serve --dataplane xds with a real xDS client", () => {
     expect(reply).toMatchObject({ ok: false, details: "Failed to route call to method /echo.Echo/Call" });
   });
 });
+
+describe("a replica no /reconcile reaches", () => {
+  it("serves its own cache's snapshot: a route applied with no watcher running reaches the client, with no status written", async () => {
+    for (const w of stack.watchers) await w.stop();
+    const host = "cache-only.example.com";
+    const before = await httpsJson(
+      `${stack.serve.url}/debug/xds`,
+      stack.serve.caPem,
+      "GET",
+      undefined,
+      stack.token,
+    );
+    const cacheOnly = xdsClient(host);
+    try {
+      await apply(cp, {
+        ...echoRoute,
+        metadata: { name: "cache-only", namespace: "default" },
+        spec: { ...echoRoute.spec, hostnames: [host] },
+      });
+      // Routed (to the route's cluster, without endpoints): the snapshot holds the route.
+      await waitFor("the client to route the new host", async () => {
+        const reply = await callEcho(cacheOnly, { deadlineMs: 2_000 });
+        return !reply.ok && /empty priority list/.test(reply.details) ? true : undefined;
+      });
+      const after = await httpsJson(
+        `${stack.serve.url}/debug/xds`,
+        stack.serve.caPem,
+        "GET",
+        undefined,
+        stack.token,
+      );
+      expect((after.body as { version: string }).version).not.toBe(
+        (before.body as { version: string }).version,
+      );
+      // Nobody called /reconcile: statuses are the snapshot reconcile's, and none ran.
+      expect((await getRoute(cp, "cache-only"))?.status?.conditions ?? []).toEqual([]);
+    } finally {
+      cacheOnly.close();
+      await cp.kubectl(["delete", "edgeroutes.v2.net.10xdev.io", "cache-only", "--wait=false"]);
+    }
+  });
+});
