@@ -39,7 +39,8 @@ Options:
   --identity ID               this replica's name in the Lease (default HOSTNAME_random)
   --concurrency N             route keys reconciled at once (default 4)
   --qps Q, --burst B          overall limit on retries (default 50, 300)
-  --resync DURATION           re-enqueue every route this often; 0 = never (default 5m)
+  --resync DURATION           reconcile the snapshot key (every route) this often;
+                              0 = never (default 5m)
   --snapshot-hold-off DURATION  quiet time after a change before a snapshot
                               build (default 200ms)
   --snapshot-max-hold-off DURATION  longest a build waits under steady churn (default 1s)

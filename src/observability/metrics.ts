@@ -26,6 +26,8 @@ export interface ServerMetrics {
    * keeps 25 idle per host, and past that each burst costs a TLS handshake each.
    */
   readonly connections: Counter;
+  /** Objects in the ConversionReviews answered: the conversion work, as a review may carry a whole LIST. */
+  readonly conversionObjects: Counter;
 }
 
 /** Registers the server's metrics once per registry (prom-client refuses duplicates). */
@@ -48,6 +50,11 @@ export function createServerMetrics(registry: Registry): ServerMetrics {
       name: "edge_operator_webhook_decisions_total",
       help: "Webhook answers, by webhook and outcome.",
       labelNames: ["webhook", "outcome"] as const,
+      registers: [registry],
+    }),
+    conversionObjects: new Counter({
+      name: "edge_operator_conversion_objects_total",
+      help: "Objects in the ConversionReviews answered.",
       registers: [registry],
     }),
   };

@@ -70,7 +70,14 @@ export interface ReconcileReply {
 /** A reply as the caller acts on it; a malformed reply is a failure that names the field. */
 export type ReconcileOutcome =
   | { kind: "done"; did: string[]; enqueue: string[] }
-  | { kind: "requeue"; afterMs: number | undefined; did: string[]; enqueue: string[] }
+  | {
+      kind: "requeue";
+      afterMs: number | undefined;
+      did: string[];
+      enqueue: string[];
+      /** Not the key's failure (the server's cache was behind): wait `afterMs`, without growing its backoff. */
+      notFailure?: true;
+    }
   | { kind: "failed"; reason: string };
 
 function isStringArray(v: unknown): v is string[] {

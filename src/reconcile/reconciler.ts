@@ -257,9 +257,15 @@ export class Reconciler {
     if (!push.ok && (push.reason === "NoDataPlane" || push.reason === "Pending"))
       return { result: "requeue", did: report, requeueAfterMs: this.opts.clientWaitRequeueMs ?? 5_000 };
     if (!push.ok) return { result: "requeue", did: report };
-    if (stale.count > 0)
-      return { result: "requeue", did: [...report, STALE_NOTE], requeueAfterMs: STALE_REQUEUE_MS };
-    if (deferred > 0) return { result: "done", did: report, enqueue: [SNAPSHOT_KEY] };
+    // A stale write: once more from a fresher read. Not a requeue, whose backoff
+    // grows with every retry: the snapshot lane's hold-off paces it, and the
+    // next call's `seen` includes the change the write met.
+    if (stale.count > 0 || deferred > 0)
+      return {
+        result: "done",
+        did: stale.count > 0 ? [...report, STALE_NOTE] : report,
+        enqueue: [SNAPSHOT_KEY],
+      };
     return { result: "done", did: report };
   }
 

@@ -142,6 +142,11 @@ export function conversionHandler(limitBytes: number, metrics: ServerMetrics): J
     path: "/convert",
     limit: limitBytes,
     budget: "conversion",
-    handle: (body) => handleConversionReview(body, count),
+    handle: (body) => {
+      const reply = handleConversionReview(body, count);
+      const objects = (body as { request?: { objects?: unknown } } | null)?.request?.objects;
+      if (Array.isArray(objects)) metrics.conversionObjects.inc(objects.length);
+      return reply;
+    },
   };
 }

@@ -94,6 +94,7 @@ export function reconcileClient(opts: ReconcileClientOptions): ReconcileClient {
                   afterMs: retryAfter * 1000,
                   did: [text.slice(0, 200)],
                   enqueue: [],
+                  notFailure: true,
                 });
               } else if (res.statusCode !== 200) {
                 resolve({ kind: "failed", reason: `HTTP ${res.statusCode}: ${text.slice(0, 200)}` });

@@ -6,17 +6,17 @@
 import type { Logger } from "pino";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { PLURAL } from "../api/types.js";
-import { Informer, type EventType } from "../kube/informer.js";
+import { Informer } from "../kube/informer.js";
 import { CallHealth, type CallHealthOptions, type Health } from "./call-health.js";
 import type { KubeClient } from "../kube/client.js";
 import { SNAPSHOT_KEY, type Seen } from "../reconcile/protocol.js";
 import { LeaderElector } from "../kube/lease.js";
 import { createQueueMetrics } from "./queue-metrics.js";
-import { routeFingerprint } from "./route-fingerprint.js";
+import { keyEvents, type KeyEvents } from "./key-events.js";
 import type { ReconcileClient } from "./reconcile-client.js";
-import { keyOf, type Watched } from "../kube/object-key.js";
+import { keyOf } from "../kube/object-key.js";
 import { edgeRoutesPath, ENDPOINT_SLICES_PATH, SERVICES_PATH } from "../kube/paths.js";
-import { ServiceIndex, referencedServices, serviceOfEndpointSlice } from "./service-index.js";
+import { serviceOfEndpointSlice } from "./service-index.js";
 import { WorkQueue, type Lane, type WorkQueueOptions } from "./work-queue.js";
 
 export interface WatcherOptions {
@@ -27,7 +27,10 @@ export interface WatcherOptions {
   /** Workers for route keys; the snapshot key has one of its own. */
   concurrency?: number;
   queue?: Omit<WorkQueueOptions, "metrics">;
-  /** Every route key and the snapshot key are enqueued this often (default 5 min; 0: never). */
+  /**
+   * The snapshot key, which judges every route, is enqueued this often (default
+   * 5 min; 0: never). Route keys are not: each would find what the snapshot finds.
+   */
   resyncMs?: number;
   /** Without it this replica always leads. */
   leaderElection?: { namespace: string; name: string; identity: string; leaseDurationMs?: number };
@@ -89,8 +92,8 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
     ...opts.queue,
     ...(opts.registry ? { metrics: createQueueMetrics(opts.registry) } : {}),
   });
-  const { routes, informers } = startInformers(opts, keyEvents(queue));
-  const [, services, slices] = informers as [Informer, Informer, Informer];
+  const informers = startInformers(opts, keyEvents(queue));
+  const [routes, services, slices] = informers as [Informer, Informer, Informer];
   // What this watcher has seen, sent with every call: the server answers from a cache at least this new.
   // Objects' resourceVersions, not a list's: a list's is the store's revision, which a cache
   // that has seen every object of the kind may not reach until the next event or bookmark.
@@ -104,10 +107,10 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
     put("endpointslices", slices.newestObjectResourceVersion());
     return out;
   };
-  const resyncAll = (): void => {
-    for (const k of routes.keys()) queue.add(k);
-    queue.add(SNAPSHOT_KEY);
-  };
+  // A new leader trusts nothing done before it, and a resync looks again at
+  // everything: both are the snapshot key, which reads and judges every route.
+  // One key per route here was 50,000 calls at 50,000 routes (BENCHMARKS.md).
+  const resyncAll = (): void => queue.add(SNAPSHOT_KEY);
   const reachability = new CallHealth(opts.health);
   const workers = reconcileWorkers(opts, queue, metrics, reachability, resyncAll, seen);
   const elector = electLeader(opts, workers);
@@ -132,64 +135,34 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
   };
 }
 
-interface KeyEvents {
-  onRoute(type: EventType, obj: Watched): void;
-  onService(serviceKey: string | undefined): void;
-}
-
-/** Changes become keys: a route's own key and the snapshot key; a Service's routes and the snapshot key. */
-function keyEvents(queue: WorkQueue): KeyEvents {
-  const index = new ServiceIndex();
-  const fingerprints = new Map<string, string>();
-  return {
-    onRoute(type, obj) {
-      const key = keyOf(obj);
-      if (!key) return;
-      if (type === "DELETED") {
-        index.deleteRoute(key);
-        fingerprints.delete(key);
-      } else {
-        index.setRoute(key, referencedServices(obj));
-        const fp = routeFingerprint(obj);
-        if (type === "MODIFIED" && fingerprints.get(key) === fp) return;
-        fingerprints.set(key, fp);
-      }
-      queue.add(key);
-      queue.add(SNAPSHOT_KEY);
-    },
-    onService(serviceKey) {
-      if (!serviceKey) return;
-      const routes = index.routesFor(serviceKey);
-      for (const r of routes) queue.add(r);
-      if (routes.length > 0) queue.add(SNAPSHOT_KEY);
-    },
-  };
-}
-
-/** EdgeRoutes, Services and EndpointSlices, listed and watched from now on, leader or not. */
-function startInformers(
-  opts: WatcherOptions,
-  events: KeyEvents,
-): { routes: Informer; informers: Informer[] } {
+/**
+ * EdgeRoutes, Services and EndpointSlices, listed and watched from now on,
+ * leader or not. Until an informer has listed once, its events are what
+ * existed before this watcher: `listing`.
+ */
+function startInformers(opts: WatcherOptions, events: KeyEvents): Informer[] {
   const common = { client: opts.kube, log: opts.log, watchTimeoutSeconds: opts.watchTimeoutSeconds };
-  const routes = new Informer({ ...common, name: PLURAL, path: edgeRoutesPath(), onEvent: events.onRoute });
-  const informers = [
-    routes,
-    new Informer({
-      ...common,
-      name: "services",
-      path: SERVICES_PATH,
-      onEvent: (_t, o) => events.onService(keyOf(o)),
-    }),
-    new Informer({
-      ...common,
-      name: "endpointslices",
-      path: ENDPOINT_SLICES_PATH,
-      onEvent: (_t, o) => events.onService(serviceOfEndpointSlice(o)),
-    }),
-  ];
+  const routes: Informer = new Informer({
+    ...common,
+    name: PLURAL,
+    path: edgeRoutesPath(),
+    onEvent: (t, o) => events.onRoute(t, o, !routes.hasSynced()),
+  });
+  const services: Informer = new Informer({
+    ...common,
+    name: "services",
+    path: SERVICES_PATH,
+    onEvent: (_t, o) => events.onService(keyOf(o), !services.hasSynced()),
+  });
+  const slices: Informer = new Informer({
+    ...common,
+    name: "endpointslices",
+    path: ENDPOINT_SLICES_PATH,
+    onEvent: (_t, o) => events.onService(serviceOfEndpointSlice(o), !slices.hasSynced()),
+  });
+  const informers = [routes, services, slices];
   for (const inf of informers) inf.start();
-  return { routes, informers };
+  return informers;
 }
 
 interface Workers {
@@ -233,7 +206,9 @@ function reconcileWorkers(
         queue.forget(key);
         break;
       case "requeue":
-        queue.addRateLimited(key, out.afterMs ?? 0);
+        // A cache behind (503 + Retry-After) is no failure of the key: its backoff stays as it was.
+        if (out.notFailure) queue.addAfter(key, out.afterMs ?? 0);
+        else queue.addRateLimited(key, out.afterMs ?? 0);
         break;
       case "failed":
         log.warn(

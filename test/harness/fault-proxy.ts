@@ -21,6 +21,8 @@ export interface FaultProxyStats {
   resets: number;
   /** Requests answered 429. */
   tooManyRequests: number;
+  /** Bytes passed from the apiserver to the clients (TLS records included): what the clients read. */
+  bytesFromServer: number;
 }
 
 export interface FaultProxy {
@@ -45,7 +47,7 @@ export async function startFaultProxy(
   upstream: { host: string; port: number },
   tlsFiles: { cert: string; key: string },
 ): Promise<FaultProxy> {
-  const stats: FaultProxyStats = { connections: 0, resets: 0, tooManyRequests: 0 };
+  const stats: FaultProxyStats = { connections: 0, resets: 0, tooManyRequests: 0, bytesFromServer: 0 };
   const pairs = new Set<{ client: net.Socket; server: net.Socket; carried: number; reset(): void }>();
   let refuseUntil = 0;
   let retryAfter = 1;
@@ -98,6 +100,7 @@ export async function startFaultProxy(
     pairs.add(pair);
     server.on("data", (chunk: Buffer) => {
       pair.carried += chunk.length;
+      stats.bytesFromServer += chunk.length;
       if (cutAfter !== undefined && pair.carried > cutAfter) {
         stats.resets++;
         pair.reset();

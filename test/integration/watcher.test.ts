@@ -371,6 +371,29 @@ describe("edge-operator watch", () => {
       expect(a.output()).toContain('"msg":"stopped"');
       expect(recorder.overlaps).toEqual([]);
     });
+
+    it("started again over 200 routes, and at each resync, calls the snapshot key alone; a change after is its own key", async () => {
+      const t = Date.now();
+      const again = startWatcher("watcher-a", ["--no-leader-elect", "--resync", "1s"]);
+      await waitFor(
+        "the start's snapshot call and a resync's",
+        async () =>
+          recorder.callsSince(t, "watcher-a").filter((c) => c.key === SNAPSHOT_KEY).length >= 2 || undefined,
+        20_000,
+      );
+      // The routes already there are judged by the snapshot key, which reads them all.
+      expect(routeKeys(recorder.callsSince(t))).toEqual(new Set());
+      const t2 = Date.now();
+      await kubectl(["apply", "-f", "-"], JSON.stringify(route("after-restart", ["svc-2"])));
+      await waitFor(
+        "the new route's key",
+        async () => recorder.callsSince(t2).some((c) => c.key === `${NS}/after-restart`) || undefined,
+      );
+      await sleep(500);
+      expect(routeKeys(recorder.callsSince(t))).toEqual(new Set([`${NS}/after-restart`]));
+      expect(recorder.overlaps).toEqual([]);
+      expect(await again.stop()).toBe(0);
+    });
   });
 
   describe("leader election", () => {
