@@ -246,8 +246,8 @@ export class Reconciler {
       report.push(`snapshot ${snapshot.version} not pushed: ${push.message}`);
       return { result: "done", did: report, enqueue: [SNAPSHOT_KEY] };
     }
-    await this.settleTerminating(terminating, push, report, signal);
     const stale = { count: 0 };
+    await this.settleTerminating(terminating, push, report, signal, stale);
     const deferred = await this.writeStatuses(live, snapshot, push, report, signal, stale);
     if (report.length === 0) report.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
 
@@ -306,6 +306,7 @@ export class Reconciler {
     push: PushVerdict,
     report: string[],
     signal: AbortSignal | undefined,
+    stale: { count: number },
   ): Promise<void> {
     let released = 0;
     let stuck = 0;
@@ -316,7 +317,9 @@ export class Reconciler {
         try {
           if (await releaseFinalizer(this.kube, route, undefined, undefined, signal)) released++;
         } catch (e) {
-          if (!isStale(e) && !isNotFound(e)) throw e;
+          // Read before its latest change (a cache a moment behind): the next call releases it.
+          if (isStale(e)) stale.count++;
+          else if (!isNotFound(e)) throw e;
         }
         return;
       }
@@ -334,6 +337,7 @@ export class Reconciler {
             },
           ],
           signal,
+          stale,
         );
         if (wrote) this.log.warn({ route: routeKey(route) }, "deprogramming stuck");
       }

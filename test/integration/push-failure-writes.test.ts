@@ -58,8 +58,32 @@ describe("a failing data plane and the routes' status", () => {
     return (JSON.parse(r.stdout) as { items: EdgeRouteV2[] }).items;
   }
 
-  async function reconcileSnapshot(): Promise<{ result: string; did: string[] }> {
-    const r = await stack.reconcile("$snapshot");
+  /** The resourceVersion of one object, for `seen`: the server's cache answers once it has seen it. */
+  async function rvOf(resource: string, name: string): Promise<string> {
+    const r = await cp.kubectl([
+      "get",
+      resource,
+      name,
+      "-n",
+      NS,
+      "-o",
+      "jsonpath={.metadata.resourceVersion}",
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    return r.stdout.trim();
+  }
+
+  /** POST /reconcile of the snapshot, as the watcher calls it: with what was last written, seen. */
+  async function reconcileSnapshot(
+    seen: Record<string, string> = {},
+  ): Promise<{ result: string; did: string[] }> {
+    const r = await httpsJson(
+      `${stack.serve.url}/reconcile`,
+      stack.serve.caPem,
+      "POST",
+      { key: "$snapshot", seen },
+      stack.token,
+    );
     expect(r.status, JSON.stringify(r.body)).toBe(200);
     return r.body as { result: string; did: string[] };
   }
@@ -97,7 +121,7 @@ describe("a failing data plane and the routes' status", () => {
     const writesSynced = await metric(stack, "edge_operator_status_writes_total");
 
     await apply(cp, bigRoute("big"));
-    let first = await reconcileSnapshot();
+    let first = await reconcileSnapshot({ routes: await rvOf("edgeroutes.v2.net.10xdev.io", "big") });
     expect(first.result).toBe("requeue");
     // A large set may take more than one call's write budget.
     for (let i = 0; i < 10 && first.did.some((d) => d.includes("left for the next call")); i++)
@@ -116,7 +140,7 @@ describe("a failing data plane and the routes' status", () => {
     const retries = 6;
     for (let i = 0; i < retries; i++) {
       await apply(cp, endpointSlice("checkout", [`10.0.1.${i + 1}`], NS));
-      const again = await reconcileSnapshot();
+      const again = await reconcileSnapshot({ endpointslices: await rvOf("endpointslices", "checkout-1") });
       expect(again.result).toBe("requeue");
       const detail = again.did.find((d) => d.includes("needs"));
       expect(detail, again.did.join("; ")).toMatch(/snapshot [0-9a-f]{16} needs \d+ bytes/);
@@ -163,7 +187,7 @@ describe("a failing data plane and the routes' status", () => {
   it("says Synced again once the data plane takes a snapshot, and lets the big route go", async () => {
     const del = await cp.kubectl(["delete", "edgeroute", "big", "-n", NS, "--wait=false"]);
     expect(del.code, del.stderr).toBe(0);
-    const done = await reconcileSnapshot();
+    const done = await reconcileSnapshot({ routes: await rvOf("edgeroutes.v2.net.10xdev.io", "big") });
     expect(done.result).toBe("done");
     expect(done.did.join("; ")).toMatch(/released the finalizer of 1 deleted route/);
     const now = await routes();
