@@ -74,6 +74,8 @@ const xdsArgs = (port: number) => [
   "--xds-plaintext",
   "--xds-ack-timeout",
   "3s",
+  // The test reads each replica's clients and records at /debug/xds.
+  "--debug-routes",
 ];
 
 function grpcClient(name: string, adsPort: number): Supervised {
