@@ -47,6 +47,40 @@ async function readRoute(name: string): Promise<EdgeRouteV2 | undefined> {
   return JSON.parse(r.stdout) as EdgeRouteV2;
 }
 
+/** The servers' xDS ACK records (one Lease per server pod): its owner Pod, the version served, the versions its clients ACKed. */
+async function ackRecords(): Promise<{ owner?: string; served?: string; acked: (string | undefined)[] }[]> {
+  const out = await must(
+    "kubectl get leases",
+    kubectl([
+      "get",
+      "leases",
+      "-n",
+      rel.namespace,
+      "-l",
+      "app.kubernetes.io/component=xds-acks",
+      "-o",
+      "json",
+    ]),
+  );
+  const list = JSON.parse(out) as {
+    items: {
+      metadata: { annotations?: Record<string, string>; ownerReferences?: { kind: string; name: string }[] };
+    }[];
+  };
+  return list.items.map((l) => {
+    const record = JSON.parse(l.metadata.annotations?.["net.10xdev.io/xds-acks"] ?? "{}") as {
+      served?: string;
+      clients?: { acked?: string }[];
+    };
+    const owner = l.metadata.ownerReferences?.find((o) => o.kind === "Pod")?.name;
+    return {
+      ...(owner ? { owner } : {}),
+      ...(record.served ? { served: record.served } : {}),
+      acked: (record.clients ?? []).map((c) => c.acked),
+    };
+  });
+}
+
 const programmed = (r: EdgeRouteV2 | undefined) =>
   r?.status?.conditions?.find((c) => c.type === "Programmed");
 
@@ -147,15 +181,13 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
       });
       image = await buildOperatorImage();
       await cluster.ctrImport(image.tar);
-      // The default sink (xds), plus the plaintext ADS port that gRPC's xDS
-      // client needs (its bootstrap trusts no private CA). One server replica:
-      // the client is then on the replica that answers /reconcile, whichever
-      // way the ADS Service balances it.
+      // The default sink (xds) with the chart's default replicas (two servers,
+      // two watchers), plus the plaintext ADS port that gRPC's xDS client
+      // needs (its bootstrap trusts no private CA). The client lands on either
+      // server through the ADS Service; every server serves its own cache's
+      // snapshot, and whichever answers /reconcile reads the ACKs from both
+      // servers' records.
       await helmInstall(cluster, rel, image, [
-        "--set",
-        "server.replicas=1",
-        "--set",
-        "watcher.replicas=1",
         "--set",
         "dataPlane.xds.plaintext.enabled=true",
         "--set",
@@ -242,6 +274,27 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
         250,
       );
       expect(cond.reason).toBe("Synced");
+      // Both server pods serve the same snapshot, each from its own cache, and
+      // record it in a Lease of their own, owned by their Pod (so a deleted
+      // pod's record goes with it); the client is on one of them and ACKed it.
+      const servers = (await componentPods(cluster, rel, "server")).map((p) => p.name).sort();
+      expect(servers).toHaveLength(2);
+      const records = await waitFor(
+        "an ACK record per server pod, both serving one version, the client's ACK in one",
+        async () => {
+          const got = await ackRecords();
+          const owners = got.map((r) => r.owner).sort();
+          const served = new Set(got.map((r) => r.served));
+          const acked = got.flatMap((r) => r.acked);
+          const same = served.size === 1 && !served.has(undefined);
+          return JSON.stringify(owners) === JSON.stringify(servers) && same && acked.includes([...served][0])
+            ? got
+            : undefined;
+        },
+        30_000,
+        500,
+      );
+      expect(records.filter((r) => r.acked.length > 0)).toHaveLength(1);
     });
 
     it("a header match and a 90/10 split route as declared (green 10% ± 4% over 1,000 RPCs)", async () => {
