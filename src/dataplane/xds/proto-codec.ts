@@ -256,3 +256,19 @@ function plainToJson(type: protobuf.Type, plain: Record<string, unknown>): Recor
   }
   return out;
 }
+
+/** A protobuf varint: the bytes of a length or a field key, for messages assembled from encoded parts. */
+export function varint(n: number): Uint8Array {
+  const out: number[] = [];
+  while (n > 0x7f) {
+    out.push((n & 0x7f) | 0x80);
+    n = Math.floor(n / 128);
+  }
+  out.push(n);
+  return Uint8Array.from(out);
+}
+
+/** A length-delimited field's key: its number and wire type 2. */
+export function fieldKey(field: number): Uint8Array {
+  return varint((field << 3) | 2);
+}

@@ -41,7 +41,14 @@ import {
   type VirtualHost,
 } from "../../envoy/envoy-resources.js";
 import type { Snapshot } from "../../envoy/snapshot.js";
-import { encodeMessage, encodeResource, fieldNumber, type EncodedAny } from "./proto-codec.js";
+import {
+  encodeMessage,
+  encodeResource,
+  fieldKey,
+  fieldNumber,
+  varint,
+  type EncodedAny,
+} from "./proto-codec.js";
 
 /** The order a snapshot is pushed in: clusters before their endpoints, listeners before their routes. */
 export const PUSH_ORDER = [
@@ -266,21 +273,6 @@ export function covers(
 
 const VIRTUAL_HOST = "envoy.config.route.v3.VirtualHost";
 const VIRTUAL_HOSTS_FIELD = fieldNumber(TYPE_URL.routeConfiguration, "virtual_hosts");
-
-/** A length-delimited field's key: its number and wire type 2. */
-function fieldKey(field: number): Uint8Array {
-  return varint((field << 3) | 2);
-}
-
-function varint(n: number): Uint8Array {
-  const out: number[] = [];
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  out.push(n);
-  return Uint8Array.from(out);
-}
 
 function shortHash(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex").slice(0, 16);

@@ -6,7 +6,7 @@
 // configuration), and the only copy is made when gRPC writes the message
 // (joinChunks, then its frame), paced by write-budget.ts.
 
-import { fieldNumber, type EncodedAny } from "./proto-codec.js";
+import { fieldKey, fieldNumber, varint, type EncodedAny } from "./proto-codec.js";
 
 /** A response on its way: its bytes are the chunks one after another. */
 export interface ResponseChunks {
@@ -17,16 +17,6 @@ export interface ResponseChunks {
 /** What gRPC's writer calls to make the message's bytes. */
 export function joinChunks(r: ResponseChunks): Buffer {
   return Buffer.concat(r.chunks, r.size);
-}
-
-function varint(n: number): Uint8Array {
-  const out: number[] = [];
-  while (n > 0x7f) {
-    out.push((n & 0x7f) | 0x80);
-    n = Math.floor(n / 128);
-  }
-  out.push(n);
-  return Uint8Array.from(out);
 }
 
 /** Builds one message's bytes as chunks: length-delimited fields only, which is all these messages need. */
@@ -40,7 +30,7 @@ class ChunkWriter {
   }
 
   bytes(field: number, value: Uint8Array): this {
-    this.push(varint((field << 3) | 2));
+    this.push(fieldKey(field));
     this.push(varint(value.byteLength));
     this.push(value);
     return this;
@@ -53,7 +43,7 @@ class ChunkWriter {
 
   /** A nested message, given as a writer of its own. */
   message(field: number, inner: ChunkWriter): this {
-    this.push(varint((field << 3) | 2));
+    this.push(fieldKey(field));
     this.push(varint(inner.size));
     for (const c of inner.chunks) this.push(c);
     return this;
