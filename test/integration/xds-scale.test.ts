@@ -106,7 +106,7 @@ describe("10,000 routes, 10 clients", () => {
     expect(mem.maxRss, `peak RSS ${(mem.maxRss / MIB).toFixed(1)} MiB`).toBeLessThanOrEqual(LIMIT);
     process.stdout.write(
       `xds-scale: server peak RSS ${(mem.maxRss / MIB).toFixed(1)} MiB, heap used ${(mem.heapUsed / MIB).toFixed(1)} MiB ` +
-        `(${(mem.heapUsedAfterGc / MIB).toFixed(1)} MiB live), node options ${server.nodeOptions.join(" ")}\n`,
+        `(${(mem.heapUsedAfterGc / MIB).toFixed(1)} MiB live, external ${(mem.externalAfterGc / MIB).toFixed(1)} MiB live, RSS after ${(mem.rssAfterGc / MIB).toFixed(1)} MiB), node options ${server.nodeOptions.join(" ")}\n`,
     );
   }, 300_000);
 });

@@ -15,15 +15,30 @@ const ROOT = path.resolve(
 );
 const SERVER = path.join(ROOT, "dist/test/xds/scale-server.js");
 
+interface ServerValues {
+  readonly nodeOptions?: unknown;
+  readonly mallocArenaMax?: unknown;
+}
+
+function serverValues(): ServerValues {
+  const values = parse(readFileSync(path.join(ROOT, "charts/edge-operator/values.yaml"), "utf8")) as {
+    server?: ServerValues;
+  };
+  return values.server ?? {};
+}
+
 /** The server container's NODE_OPTIONS as the chart sets them by default. */
 export function chartNodeOptions(): string[] {
-  const values = parse(readFileSync(path.join(ROOT, "charts/edge-operator/values.yaml"), "utf8")) as {
-    server?: { nodeOptions?: string };
-  };
-  const opts = values.server?.nodeOptions;
+  const opts = serverValues().nodeOptions;
   if (typeof opts !== "string")
     throw new Error("charts/edge-operator/values.yaml: server.nodeOptions not found");
   return opts.split(/\s+/).filter((o) => o !== "");
+}
+
+/** The server container's environment that shapes its memory: MALLOC_ARENA_MAX, as the chart sets it. */
+export function chartMemoryEnv(): Record<string, string> {
+  const arenas = serverValues().mallocArenaMax;
+  return typeof arenas === "number" && arenas > 0 ? { MALLOC_ARENA_MAX: String(arenas) } : {};
 }
 
 export interface ScaleServer {
@@ -42,7 +57,9 @@ export interface ScaleServer {
 export async function startScaleServer(routes: number, timeoutMs = 120_000): Promise<ScaleServer> {
   const nodeOptions = chartNodeOptions();
   const child: ChildProcess = fork(SERVER, [String(routes), String(timeoutMs)], {
-    execArgv: [...nodeOptions, "--expose-gc"],
+    // The chart's options alone: its --expose-gc is what lets the server collect written frames.
+    execArgv: nodeOptions,
+    env: { ...process.env, ...chartMemoryEnv() },
     stdio: ["ignore", "inherit", "inherit", "ipc"],
   });
   const waiters: ((m: ScaleReply) => void)[] = [];

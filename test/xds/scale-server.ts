@@ -1,7 +1,7 @@
 // The ADS server alone in a process, serving the scale input, so that its
 // memory is its own (the clients live in the parent). Started with
-// child_process.fork and the chart's NODE_OPTIONS (plus --expose-gc, so that
-// the parent can ask for the live set too); driven over IPC:
+// child_process.fork and the chart's NODE_OPTIONS (whose --expose-gc also lets
+// the parent ask for the live set); driven over IPC:
 //   → {op:"program", change:"route"|"endpoints"|"base", k}  ← {op:"programmed", ok, reason?, ms}
 //   → {op:"memory"}                                        ← {op:"memory", ...ServerMemory}
 //   → {op:"clients"}                                       ← {op:"clients", count}

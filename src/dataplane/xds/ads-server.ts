@@ -17,10 +17,13 @@ import {
   type DiscoveryRequest,
 } from "./proto-codec.js";
 import type { XdsSnapshot } from "./resources.js";
-import { joinChunks, type ResponseChunks } from "./response-chunks.js";
+import { scratchJoiner, type ResponseChunks } from "./response-chunks.js";
 import { SotwStream } from "./sotw-stream.js";
 import { WriteBudget, type PacedWriter } from "./write-budget.js";
 import type { AdsStream, StreamHost, StreamReport } from "./stream.js";
+
+// One for both methods: the scratch buffer is as large as the largest response.
+const serializeResponse = scratchJoiner();
 
 function method<Req>(
   name: string,
@@ -35,7 +38,7 @@ function method<Req>(
     },
     requestDeserialize: deserialize,
     // A response's bytes are joined only when gRPC writes it: a queued response holds the shared body.
-    responseSerialize: joinChunks,
+    responseSerialize: serializeResponse,
     responseDeserialize: () => {
       throw new Error("the ADS server does not read responses");
     },

@@ -14,9 +14,30 @@ export interface ResponseChunks {
   readonly size: number;
 }
 
-/** What gRPC's writer calls to make the message's bytes. */
+/** A response's bytes, in a buffer of their own. */
 export function joinChunks(r: ResponseChunks): Buffer {
   return Buffer.concat(r.chunks, r.size);
+}
+
+/**
+ * A serializer for gRPC that joins every response into one reused buffer.
+ * gRPC copies what the serializer returns into the frame it writes before it
+ * returns (grpc-js `serializeMessage`), so a fresh buffer per response would
+ * be garbage at once: ten 2.76 MB responses piled up about 27 MiB of it
+ * before V8 collected (it does not count outside-heap bytes until a GC).
+ * The buffer grows to the largest response and stays.
+ */
+export function scratchJoiner(): (r: ResponseChunks) => Buffer {
+  let scratch = Buffer.alloc(0);
+  return (r) => {
+    if (scratch.byteLength < r.size) scratch = Buffer.allocUnsafe(r.size);
+    let at = 0;
+    for (const c of r.chunks) {
+      scratch.set(c, at);
+      at += c.byteLength;
+    }
+    return scratch.subarray(0, r.size);
+  };
 }
 
 /** Builds one message's bytes as chunks: length-delimited fields only, which is all these messages need. */

@@ -80,3 +80,33 @@ describe("WriteBudget", () => {
     }
   });
 });
+
+describe("WriteBudget's collection of written frames", () => {
+  it("asks for one collection per collectEveryBytes written, counted when a write completes", () => {
+    const collect = vi.fn();
+    const budget = new WriteBudget(1_000, 5_000, collect, 100);
+    const a = fakeCall();
+    const w = budget.writer(a);
+    w.write(msg(60, "a1"));
+    w.write(msg(60, "a2"));
+    expect(collect).not.toHaveBeenCalled();
+    a.written[0]?.done();
+    expect(collect).not.toHaveBeenCalled();
+    a.written[1]?.done();
+    expect(collect).toHaveBeenCalledTimes(1);
+    // The count starts again from nothing: 60 more bytes are not another 100.
+    w.write(msg(60, "a3"));
+    a.written[2]?.done();
+    expect(collect).toHaveBeenCalledTimes(1);
+  });
+
+  it("a write dropped when its stream ends is not counted as written", () => {
+    const collect = vi.fn();
+    const budget = new WriteBudget(1_000, 5_000, collect, 100);
+    const a = fakeCall();
+    const w = budget.writer(a);
+    w.write(msg(150, "a1"));
+    w.close();
+    expect(collect).not.toHaveBeenCalled();
+  });
+});
