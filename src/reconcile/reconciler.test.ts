@@ -11,6 +11,7 @@ import { silentLogger } from "../observability/logger.js";
 import { apiError, FakeKube } from "../../test/fixtures/fake-kube.js";
 import { kubeEventRecorder } from "./events.js";
 import { SNAPSHOT_KEY } from "./protocol.js";
+import { ClusterReader, type ClusterView } from "./cluster-reader.js";
 import { ReconcileAbortedError, Reconciler, type ReconcilerOptions } from "./reconciler.js";
 
 const log = silentLogger();
@@ -190,6 +191,74 @@ describe("Reconciler, the snapshot key", () => {
       "released the finalizer of 1 deleted route(s)",
     );
     expect(kube.route("shop/gone")).toBeUndefined();
+  });
+});
+
+describe("Reconciler, a cache behind its own status writes (issue 15)", () => {
+  /** A view that holds the routes as first read, as a watch-fed cache does until the write's event arrives. */
+  function laggingView(kube: FakeKube) {
+    const live = new ClusterReader(kube);
+    let frozen: EdgeRouteV2[] | undefined;
+    let lagging = true;
+    const view: ClusterView = {
+      snapshotInputs: async (signal) => {
+        const inputs = await live.snapshotInputs(signal);
+        if (!lagging) return inputs;
+        frozen ??= inputs.routes.map((r) => structuredClone(r));
+        return { ...inputs, routes: frozen };
+      },
+      route: async (ns, name, signal) =>
+        lagging ? frozen?.find((r) => r.metadata.name === name) : live.route(ns, name, signal),
+      service: (ns, name, signal) => live.service(ns, name, signal),
+    };
+    return { view, catchUp: () => (lagging = false) };
+  }
+
+  it("does not write a status again, nor meet a 409, while its cache has not seen the write", async () => {
+    const kube = new FakeKube();
+    kube.services.push(checkout);
+    for (const n of ["r1", "r2", "r3"]) kube.addRoute(route(n));
+    const { view, catchUp } = laggingView(kube);
+    const reconciler = new Reconciler(kube, new MemoryDataPlane(), kubeEventRecorder(kube, log), log, {
+      view,
+    });
+    expect((await reconciler.reconcile(SNAPSHOT_KEY)).did.join(" ")).toContain(
+      "status written on 3 route(s)",
+    );
+    // The cache still holds the routes as they were before those writes.
+    const again = await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(again.did).toEqual([expect.stringMatching(/unchanged; nothing to write$/)]);
+    expect(again.enqueue).toBeUndefined();
+    expect(kube.count("PATCH", "/status")).toBe(3);
+    catchUp();
+    expect((await reconciler.reconcile(SNAPSHOT_KEY)).did).toEqual([
+      expect.stringMatching(/unchanged; nothing to write$/),
+    ]);
+    expect(kube.count("PATCH", "/status")).toBe(3);
+  });
+
+  it("reads a route changed by someone else since its write as the cache has it", async () => {
+    const kube = new FakeKube();
+    kube.services.push(checkout);
+    kube.addRoute(route("r1"));
+    const { view, catchUp } = laggingView(kube);
+    const reconciler = new Reconciler(kube, new MemoryDataPlane(), kubeEventRecorder(kube, log), log, {
+      view,
+    });
+    await reconciler.reconcile(SNAPSHOT_KEY);
+    // Someone clears the status (a newer resourceVersion): the cache, once it
+    // shows that, is what counts, and the status is written again.
+    const current = kube.route("shop/r1") as EdgeRouteV2;
+    kube.routes.set("shop/r1", {
+      ...current,
+      metadata: { ...current.metadata, resourceVersion: "9999" },
+      status: {},
+    });
+    catchUp();
+    expect((await reconciler.reconcile(SNAPSHOT_KEY)).did.join(" ")).toContain(
+      "status written on 1 route(s)",
+    );
+    expect(conditionsOf(kube.route("shop/r1"))).toEqual(["Accepted=True(Valid)", "Programmed=True(Synced)"]);
   });
 });
 

@@ -39,6 +39,7 @@ import {
 import type { DataPlane } from "../dataplane/dataplane.js";
 import type { ReadRevision } from "../dataplane/read-revision.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
+import { WrittenStatuses } from "./written-statuses.js";
 
 /** What a reconcile answers: the /reconcile reply. */
 export type ReconcileResult = ReconcileReply;
@@ -83,6 +84,8 @@ export class Reconciler {
   private readonly read: ClusterView;
   private readonly metrics: ReconcileMetrics;
   private readonly inFlight = new Map<string, number>();
+  /** Routes read as this process's status writes left them, until the cache shows those writes. */
+  private readonly written = new WrittenStatuses();
   /** The last push failure recorded as an event on the data plane's object: the same words once, not per retry. */
   private lastFailureEvent: string | undefined;
 
@@ -147,7 +150,7 @@ export class Reconciler {
     try {
       // The resourceVersion makes this a compare-and-swap: a status computed from a
       // stale read never lands.
-      await this.kube.json(
+      const after = await this.kube.json<Partial<EdgeRouteV2> | undefined>(
         "PATCH",
         `${edgeRoutePath(route.metadata.namespace ?? "", route.metadata.name ?? "")}/status`,
         {
@@ -158,6 +161,7 @@ export class Reconciler {
         },
       );
       this.metrics.statusWrites.inc();
+      this.written.record(route, status, after?.metadata?.resourceVersion);
     } catch (e) {
       if (isStale(e) && stale) stale.count++;
       if (isStale(e) || isNotFound(e)) return undefined;
@@ -185,8 +189,9 @@ export class Reconciler {
       throw new ReconcileInputError(
         `key ${JSON.stringify(key)}: must be "namespace/name" or "${SNAPSHOT_KEY}"`,
       );
-    const route = await this.read.route(ref.namespace, ref.name, signal);
-    if (!route) return { result: "done", did: [`${key}: gone`], enqueue: [SNAPSHOT_KEY] };
+    const read = await this.read.route(ref.namespace, ref.name, signal);
+    if (!read) return { result: "done", did: [`${key}: gone`], enqueue: [SNAPSHOT_KEY] };
+    const route = this.written.overlay(read);
     if (route.metadata.deletionTimestamp) {
       // Deprogramming is the snapshot's job: it pushes a snapshot without the route first.
       return {
@@ -279,7 +284,9 @@ export class Reconciler {
     endpoints: EndpointsByService;
     read: ReadRevision | undefined;
   }> {
-    const { routes, endpoints, read } = await this.read.snapshotInputs(signal);
+    const inputs = await this.read.snapshotInputs(signal);
+    const { endpoints, read } = inputs;
+    const routes = this.written.overlayAll(inputs.routes);
     this.observeRoutes(routes);
     return {
       live: routes.filter((r) => !r.metadata.deletionTimestamp),
