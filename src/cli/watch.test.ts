@@ -33,6 +33,8 @@ describe("parseWatchArgs", () => {
       concurrency: 4,
       qps: 50,
       burst: 300,
+      routeKeyQps: 10,
+      routeKeyBurst: 20,
       resyncMs: 300_000,
       snapshotHoldOffMs: 200,
       snapshotMaxHoldOffMs: 1000,
@@ -52,6 +54,10 @@ describe("parseWatchArgs", () => {
         '--concurrency: must be a positive integer, got "2.5"',
       ],
       [["--reconcile-url", "http://x", "--qps", "0"], '--qps: must be a positive number, got "0"'],
+      [
+        ["--reconcile-url", "http://x", "--route-key-qps", "x"],
+        '--route-key-qps: must be a number, 0 or more, got "x"',
+      ],
       [["--reconcile-url", "http://x", "--lease-duration", "1s"], "--lease-duration: must be at least 3s"],
       [
         ["--reconcile-url", "http://x", "--metrics-listen", "8081"],

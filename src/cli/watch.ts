@@ -39,6 +39,9 @@ Options:
   --identity ID               this replica's name in the Lease (default HOSTNAME_random)
   --concurrency N             route keys reconciled at once (default 4)
   --qps Q, --burst B          overall limit on retries (default 50, 300)
+  --route-key-qps Q, --route-key-burst B  route keys queued per second and at
+                              once (default 10, 20); past them a change is left
+                              to the snapshot key (0 qps: no limit)
   --resync DURATION           reconcile the snapshot key (every route) this often;
                               0 = never (default 5m)
   --snapshot-hold-off DURATION  quiet time after a change before a snapshot
@@ -68,6 +71,8 @@ export interface WatchOptions {
   concurrency: number;
   qps: number;
   burst: number;
+  routeKeyQps: number;
+  routeKeyBurst: number;
   resyncMs: number;
   snapshotHoldOffMs: number;
   snapshotMaxHoldOffMs: number;
@@ -82,6 +87,14 @@ function positive(flag: string, text: string, integer: boolean): number {
     throw new UsageError(
       `${flag}: must be a positive ${integer ? "integer" : "number"}, got ${JSON.stringify(text)}`,
     );
+  }
+  return n;
+}
+
+function nonNegative(flag: string, text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n < 0) {
+    throw new UsageError(`${flag}: must be a number, 0 or more, got ${JSON.stringify(text)}`);
   }
   return n;
 }
@@ -111,6 +124,8 @@ export function parseWatchArgs(argv: string[]): WatchOptions | "help" {
       concurrency: { type: "string", default: "4" },
       qps: { type: "string", default: "50" },
       burst: { type: "string", default: "300" },
+      "route-key-qps": { type: "string", default: "10" },
+      "route-key-burst": { type: "string", default: "20" },
       resync: { type: "string", default: "5m" },
       "snapshot-hold-off": { type: "string", default: "200ms" },
       "snapshot-max-hold-off": { type: "string", default: "1s" },
@@ -163,6 +178,8 @@ export function parseWatchArgs(argv: string[]): WatchOptions | "help" {
     concurrency: positive("--concurrency", values.concurrency, true),
     qps: positive("--qps", values.qps, false),
     burst: positive("--burst", values.burst, true),
+    routeKeyQps: nonNegative("--route-key-qps", values["route-key-qps"]),
+    routeKeyBurst: positive("--route-key-burst", values["route-key-burst"], true),
     resyncMs: parseDuration("--resync", values.resync),
     snapshotHoldOffMs: parseDuration("--snapshot-hold-off", values["snapshot-hold-off"]),
     snapshotMaxHoldOffMs: parseDuration("--snapshot-max-hold-off", values["snapshot-max-hold-off"]),
@@ -331,6 +348,7 @@ export const watchCommand: Command = {
         snapshotHoldOffMs: opts.snapshotHoldOffMs,
         snapshotMaxHoldOffMs: opts.snapshotMaxHoldOffMs,
       },
+      routeKeys: { qps: opts.routeKeyQps, burst: opts.routeKeyBurst },
       resyncMs: opts.resyncMs,
       health: { windowMs: opts.unhealthyAfterMs },
       watchTimeoutSeconds: opts.watchTimeoutSeconds,

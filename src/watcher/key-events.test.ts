@@ -57,6 +57,23 @@ describe("keyEvents", () => {
     expect(drain(queue)).toEqual(["shop/a", SNAPSHOT_KEY]);
   });
 
+  it("past the route-key budget a change is left to the snapshot key, which every change queues", () => {
+    const queue = newQueue();
+    let tokens = 2;
+    let folded = 0;
+    const events = keyEvents(queue, {
+      budget: { tryTake: () => tokens-- > 0 },
+      onFolded: () => folded++,
+    });
+    for (const n of ["a", "b", "c", "d"]) events.onRoute("ADDED", route(n, "web"), false);
+    // Two route keys spent the budget; the snapshot key, queued once, judges all four.
+    expect(drain(queue)).toEqual(["shop/a", "shop/b", SNAPSHOT_KEY]);
+    expect(folded).toBe(2);
+    events.onService("shop/web", false);
+    expect(drain(queue)).toEqual([SNAPSHOT_KEY]);
+    expect(folded).toBe(6);
+  });
+
   it("a status-only change (same spec) is no work, listed or not", () => {
     const queue = newQueue();
     const events = keyEvents(queue);

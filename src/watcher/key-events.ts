@@ -4,6 +4,10 @@
 // two kinds of key"). So what is already there when the watcher starts (the
 // informers' first lists) needs the snapshot key only: 50,000 routes listed
 // must not become 50,000 calls to /reconcile that each find nothing to do.
+// Nor must a burst of changes: route keys are spent from a budget, and a change
+// past it is left to the snapshot key, which is queued for every change anyway
+// and settles every route in one call (2,000 creates were 2,000 calls, each
+// one more request on the server that also answers their admission).
 
 import type { EventType } from "../kube/informer.js";
 import { keyOf, type Watched } from "../kube/object-key.js";
@@ -26,10 +30,26 @@ export interface KeyEvents {
   onService(serviceKey: string | undefined, listing: boolean): void;
 }
 
+/** How many route keys may be queued: a token per key (TokenBucket.tryTake). */
+export interface RouteKeyBudget {
+  tryTake(): boolean;
+}
+
+export interface KeyEventsOptions {
+  /** Absent: every change queues its route keys. */
+  readonly budget?: RouteKeyBudget;
+  /** Told of each route key left to the snapshot key (metrics). */
+  readonly onFolded?: () => void;
+}
+
 /** Changes become keys: a changed route's own key and the snapshot key; a Service's routes and the snapshot key. */
-export function keyEvents(queue: KeySink): KeyEvents {
+export function keyEvents(queue: KeySink, opts: KeyEventsOptions = {}): KeyEvents {
   const index = new ServiceIndex();
   const fingerprints = new Map<string, string>();
+  const addRouteKey = (key: string): void => {
+    if (opts.budget === undefined || opts.budget.tryTake()) queue.add(key);
+    else opts.onFolded?.();
+  };
   return {
     onRoute(type, obj, listing) {
       const key = keyOf(obj);
@@ -43,14 +63,14 @@ export function keyEvents(queue: KeySink): KeyEvents {
         if (type === "MODIFIED" && fingerprints.get(key) === fp) return;
         fingerprints.set(key, fp);
       }
-      if (!listing) queue.add(key);
+      if (!listing) addRouteKey(key);
       queue.add(SNAPSHOT_KEY);
     },
     onService(serviceKey, listing) {
       if (!serviceKey) return;
       const routes = index.routesFor(serviceKey);
       if (routes.length === 0) return;
-      if (!listing) for (const r of routes) queue.add(r);
+      if (!listing) for (const r of routes) addRouteKey(r);
       queue.add(SNAPSHOT_KEY);
     },
   };

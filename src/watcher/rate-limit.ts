@@ -55,6 +55,16 @@ export class TokenBucket {
     this.last = now();
   }
 
+  /** Takes a token if one has been earned; never goes into debt. */
+  tryTake(): boolean {
+    const t = this.now();
+    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.qps) / 1000);
+    this.last = t;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+
   reserve(): number {
     const t = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.qps) / 1000);

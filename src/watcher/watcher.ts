@@ -13,6 +13,7 @@ import { SNAPSHOT_KEY, type Seen } from "../reconcile/protocol.js";
 import { LeaderElector } from "../kube/lease.js";
 import { createQueueMetrics } from "./queue-metrics.js";
 import { keyEvents, type KeyEvents } from "./key-events.js";
+import { TokenBucket } from "./rate-limit.js";
 import type { ReconcileClient } from "./reconcile-client.js";
 import { keyOf } from "../kube/object-key.js";
 import { edgeRoutesPath, ENDPOINT_SLICES_PATH, SERVICES_PATH } from "../kube/paths.js";
@@ -32,6 +33,12 @@ export interface WatcherOptions {
    * 5 min; 0: never). Route keys are not: each would find what the snapshot finds.
    */
   resyncMs?: number;
+  /**
+   * Route keys queued per second, and at once (default 10, 20): past them a
+   * change is left to the snapshot key, so a burst costs a few snapshot calls,
+   * not a call per change. 0 qps: no limit.
+   */
+  routeKeys?: { qps: number; burst: number };
   /** Without it this replica always leads. */
   leaderElection?: { namespace: string; name: string; identity: string; leaseDurationMs?: number };
   watchTimeoutSeconds?: number;
@@ -55,6 +62,7 @@ interface WatcherMetrics {
   calls: Counter<"lane" | "outcome">;
   callSeconds: Histogram<"lane">;
   leader: Gauge;
+  folded: Counter;
 }
 
 function watcherMetrics(registry: Registry): WatcherMetrics {
@@ -78,6 +86,11 @@ function watcherMetrics(registry: Registry): WatcherMetrics {
       help: "1 while this watcher leads.",
       registers,
     }),
+    folded: new Counter({
+      name: "edge_operator_watcher_route_keys_folded_total",
+      help: "Route keys not queued, past the route-key budget: the snapshot key settles them.",
+      registers,
+    }),
   };
 }
 
@@ -92,7 +105,14 @@ export function startWatcher(opts: WatcherOptions): RunningWatcher {
     ...opts.queue,
     ...(opts.registry ? { metrics: createQueueMetrics(opts.registry) } : {}),
   });
-  const informers = startInformers(opts, keyEvents(queue));
+  const rk = opts.routeKeys ?? { qps: 10, burst: 20 };
+  const informers = startInformers(
+    opts,
+    keyEvents(queue, {
+      ...(rk.qps > 0 ? { budget: new TokenBucket(rk.qps, rk.burst) } : {}),
+      ...(metrics ? { onFolded: () => metrics.folded.inc() } : {}),
+    }),
+  );
   const [routes, services, slices] = informers as [Informer, Informer, Informer];
   // What this watcher has seen, sent with every call: the server answers from a cache at least this new.
   // Objects' resourceVersions, not a list's: a list's is the store's revision, which a cache
