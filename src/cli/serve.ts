@@ -7,6 +7,8 @@ import { createRegistry, createServerMetrics, type ServerMetrics } from "../obse
 import { MiB, type JsonHandler } from "../server/json-handler.js";
 import { conversionHandler } from "../server/conversion-review.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { AdmissionPressure } from "../server/admission-pressure.js";
+import { statusWritePace } from "../reconcile/status-pace.js";
 import { admissionHandlers } from "../server/admission-handlers.js";
 import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
@@ -196,9 +198,14 @@ export async function buildHandlers(
           ...(opts.xdsClientCaFile ? { clientCa: readFileSync(opts.xdsClientCaFile, "utf8") } : {}),
         }
       : undefined;
-  return [
+  // Status writes give way while the apiserver is busy calling these (reconcile/status-pace.ts).
+  const pressure = new AdmissionPressure();
+  const webhooks = [
     conversionHandler(opts.convertBodyLimit, metrics),
     ...admissionHandlers(access, { log, metrics, ...(cache ? { conflicts: cache.conflicts } : {}) }),
+  ].map((h) => countedIn(pressure, h));
+  return [
+    ...webhooks,
     ...(await reconcileHandlers(
       access,
       {
@@ -216,10 +223,22 @@ export async function buildHandlers(
         ...(hooks.onClose ? { onClose: hooks.onClose } : {}),
         ...(hooks.onTlsReload ? { onTlsReload: hooks.onTlsReload } : {}),
         ...(cache ? { cache: cache.state } : {}),
+        statusPace: statusWritePace(() => pressure.busy()),
       },
       { log, registry: metrics.registry },
     )),
   ];
+}
+
+/** The handler, with each call counted in `pressure`. */
+function countedIn(pressure: AdmissionPressure, h: JsonHandler): JsonHandler {
+  return {
+    ...h,
+    handle: (body, ctx) => {
+      pressure.mark();
+      return h.handle(body, ctx);
+    },
+  };
 }
 
 export const serveCommand: Command = {

@@ -34,6 +34,11 @@ export function createReconcileMetrics(registry: Registry) {
       help: "EdgeRoute status writes (a status that would not change is never written).",
       registers: [registry],
     }),
+    statusWritesPaced: new Counter({
+      name: "edge_operator_status_writes_paced_total",
+      help: "Status writes a snapshot reconcile left for its next call because admission was busy.",
+      registers: [registry],
+    }),
     routes: new Gauge({
       name: "edge_operator_routes",
       help: "EdgeRoutes by condition and status, as the last snapshot reconcile read them.",

@@ -194,6 +194,24 @@ describe("Reconciler, the snapshot key", () => {
   });
 });
 
+describe("Reconciler, status writes during an admission burst (issue 15)", () => {
+  it("writes what the pace allows, leaves the rest to the next call, and writes them once the pace lifts", async () => {
+    let allowed = 3;
+    const { kube, reconciler } = setup({ statusPace: { tryTake: () => allowed-- > 0 } });
+    for (let i = 0; i < 10; i++) kube.addRoute(route(`r${i}`));
+    const first = await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(kube.count("PATCH", "/status")).toBe(3);
+    expect(first).toMatchObject({ result: "done", enqueue: [SNAPSHOT_KEY] });
+    expect(first.did.join(" ")).toContain("7 route(s) left for the next call: admission is busy");
+    allowed = Infinity;
+    const second = await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(second.enqueue).toBeUndefined();
+    expect(kube.count("PATCH", "/status")).toBe(10);
+    for (const r of kube.routes.values())
+      expect(conditionsOf(r)).toEqual(["Accepted=True(Valid)", "Programmed=True(Synced)"]);
+  });
+});
+
 describe("Reconciler, a cache behind its own status writes (issue 15)", () => {
   /** A view that holds the routes as first read, as a watch-fed cache does until the write's event arrives. */
   function laggingView(kube: FakeKube) {

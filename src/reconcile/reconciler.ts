@@ -40,6 +40,7 @@ import type { DataPlane } from "../dataplane/dataplane.js";
 import type { ReadRevision } from "../dataplane/read-revision.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
 import { WrittenStatuses } from "./written-statuses.js";
+import type { StatusWritePace } from "./status-pace.js";
 
 /** What a reconcile answers: the /reconcile reply. */
 export type ReconcileResult = ReconcileReply;
@@ -57,6 +58,11 @@ export interface ReconcilerOptions {
   writeConcurrency?: number;
   /** How long one snapshot reconcile may spend writing statuses before it hands the rest to the next call. */
   writeBudgetMs?: number;
+  /**
+   * Whether a snapshot reconcile's next status write may go now (the server's
+   * admission burst pace); one that may not is left for the next call.
+   */
+  statusPace?: StatusWritePace;
   /** When the data plane waits on its clients (xds: none connected, or not all ACKed): when to look again. */
   clientWaitRequeueMs?: number;
   /** Where to report; a registry of its own when absent (tests). */
@@ -372,6 +378,7 @@ export class Reconciler {
     const deadline = Date.now() + (this.opts.writeBudgetMs ?? 20_000);
     let written = 0;
     let deferred = 0;
+    let paced = 0;
     await eachConcurrently(snapshot.outcomes, this.opts.writeConcurrency ?? 32, async (outcome) => {
       const route = byKey.get(outcome.key);
       if (!route) return;
@@ -381,11 +388,19 @@ export class Reconciler {
         deferred++;
         return;
       }
+      if (this.opts.statusPace && !this.opts.statusPace.tryTake()) {
+        paced++;
+        return;
+      }
       if (await this.writeStatus(route, desired, signal, stale)) written++;
     });
     if (written > 0) report.push(`status written on ${written} route(s)`);
     if (deferred > 0) report.push(`${deferred} route(s) left for the next call: the write budget ran out`);
-    return deferred;
+    if (paced > 0) {
+      this.metrics.statusWritesPaced.inc(paced);
+      report.push(`${paced} route(s) left for the next call: admission is busy`);
+    }
+    return deferred + paced;
   }
 
   private async push(

@@ -20,6 +20,7 @@ import { Reconciler } from "../reconcile/reconciler.js";
 import { ClusterState } from "../reconcile/cluster-state.js";
 import { cachedView } from "../reconcile/cluster-reader.js";
 import { serveOnChange } from "../reconcile/serve-on-change.js";
+import type { StatusWritePace } from "../reconcile/status-pace.js";
 import { ConflictIndex } from "../webhooks/conflicts.js";
 import type { KubeClient } from "../kube/client.js";
 
@@ -49,6 +50,8 @@ export interface ReconcileSetupOptions {
   onTlsReload?: (reload: (pair: { cert: string; key: string }) => void) => void;
   /** The server's cache (serverCache); absent: one of its own. */
   cache?: ClusterState;
+  /** The snapshot reconcile's status writes give way to an admission burst (absent: never). */
+  statusPace?: StatusWritePace;
   /** How long /reconcile waits for the cache to reach what the caller saw before it answers 503 (default 10 s). */
   seenWaitMs?: number;
 }
@@ -145,6 +148,7 @@ export async function reconcileHandlers(
     view: cachedView(cache),
     deprogramTimeoutMs: opts.deprogramTimeoutMs,
     metrics: createReconcileMetrics(deps.registry),
+    ...(opts.statusPace ? { statusPace: opts.statusPace } : {}),
     // Clusters and route configurations point their clients back at ADS.
     ...snapshotOptions,
     ...(stallMs > 0

@@ -2,7 +2,7 @@
 // per-key exponential backoff, so one failing key retries ever more slowly,
 // and an overall token bucket, so many failing keys cannot flood the endpoint.
 
-export type Now = () => number;
+import type { TokenBucket } from "../kube/token-bucket.js";
 
 export interface RateLimiter {
   /** How long to wait before `key` is handed out again; counts one more retry. */
@@ -34,43 +34,6 @@ export class ItemExponentialBackoff implements RateLimiter {
 
   retries(key: string): number {
     return this.failures.get(key) ?? 0;
-  }
-}
-
-/**
- * A token bucket in the manner of golang.org/x/time/rate's Reserve: every call
- * takes a token, possibly one not yet earned, and says how long until it is.
- */
-export class TokenBucket {
-  private tokens: number;
-  private last: number;
-
-  constructor(
-    private readonly qps: number,
-    private readonly burst: number,
-    private readonly now: Now = Date.now,
-  ) {
-    if (!(qps > 0) || !(burst >= 1)) throw new RangeError("qps must be > 0 and burst >= 1");
-    this.tokens = burst;
-    this.last = now();
-  }
-
-  /** Takes a token if one has been earned; never goes into debt. */
-  tryTake(): boolean {
-    const t = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.qps) / 1000);
-    this.last = t;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
-
-  reserve(): number {
-    const t = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.qps) / 1000);
-    this.last = t;
-    this.tokens -= 1;
-    return this.tokens >= 0 ? 0 : (-this.tokens * 1000) / this.qps;
   }
 }
 

@@ -13,7 +13,7 @@ import { SNAPSHOT_KEY, type Seen } from "../reconcile/protocol.js";
 import { LeaderElector } from "../kube/lease.js";
 import { createQueueMetrics } from "./queue-metrics.js";
 import { keyEvents, type KeyEvents } from "./key-events.js";
-import { TokenBucket } from "./rate-limit.js";
+import { TokenBucket } from "../kube/token-bucket.js";
 import type { ReconcileClient } from "./reconcile-client.js";
 import { keyOf } from "../kube/object-key.js";
 import { edgeRoutesPath, ENDPOINT_SLICES_PATH, SERVICES_PATH } from "../kube/paths.js";

@@ -6,7 +6,8 @@
 // short quiet spell (capped), so a thousand route changes make a handful of
 // builds.
 
-import { ItemExponentialBackoff, MaxOfRateLimiter, TokenBucket, type RateLimiter } from "./rate-limit.js";
+import { TokenBucket } from "../kube/token-bucket.js";
+import { ItemExponentialBackoff, MaxOfRateLimiter, type RateLimiter } from "./rate-limit.js";
 import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
 import type { QueueMetrics } from "./queue-metrics.js";
 

@@ -2,7 +2,7 @@
 // tryTake (a token only if one has been earned, never a debt).
 
 import { describe, expect, it } from "vitest";
-import { TokenBucket } from "./rate-limit.js";
+import { TokenBucket } from "./token-bucket.js";
 
 describe("TokenBucket", () => {
   it("tryTake spends the burst, then one token per 1/qps seconds, and never goes into debt", () => {

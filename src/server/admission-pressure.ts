@@ -1,0 +1,46 @@
+// How busy admission is: the /mutate, /validate and /convert calls of the last
+// second, counted in ten slots of 100 ms. The server answers admission and
+// writes statuses from one process on a shared machine, and the apiserver
+// that calls the webhooks is the one that takes the status writes: during a
+// burst of creates, a status write per create nearly doubled the apiserver's
+// work per create. So while admission is busy, status writes are paced
+// (reconcile/status-pace.ts), and they catch up once the burst is over.
+
+import type { Now } from "../kube/token-bucket.js";
+
+const SLOT_MS = 100;
+const SLOTS = 10;
+
+export class AdmissionPressure {
+  private readonly counts = new Array<number>(SLOTS).fill(0);
+  private slot = 0;
+
+  constructor(
+    /** Calls per second from which admission counts as busy. */
+    readonly busyPerSecond = 50,
+    private readonly now: Now = Date.now,
+  ) {}
+
+  /** One admission call arrived. */
+  mark(): void {
+    this.advance();
+    this.counts[this.slot % SLOTS] = (this.counts[this.slot % SLOTS] ?? 0) + 1;
+  }
+
+  /** Calls in the last second. */
+  perSecond(): number {
+    this.advance();
+    return this.counts.reduce((a, b) => a + b, 0);
+  }
+
+  busy(): boolean {
+    return this.perSecond() >= this.busyPerSecond;
+  }
+
+  private advance(): void {
+    const current = Math.floor(this.now() / SLOT_MS);
+    if (current - this.slot >= SLOTS) this.counts.fill(0);
+    else for (let s = this.slot + 1; s <= current; s++) this.counts[s % SLOTS] = 0;
+    this.slot = Math.max(this.slot, current);
+  }
+}
