@@ -24,7 +24,8 @@
 // Run: npm run bench:write-path
 //   ROUNDS (3), CREATES (2000), IN_FLIGHT (16), STORAGE (the chart's default, or v1 / v2),
 //   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve there), JSON_OUT (a file for the raw figures),
-//   FLOOR_CONVERSION (none, or webhook), DELETE_TIMEOUT_SECONDS (900: a busy machine releases finalizers slowly).
+//   FLOOR_CONVERSION (none, or webhook), DELETE_TIMEOUT_SECONDS (900: a busy machine releases finalizers slowly),
+//   DATAPLANE (memory, the demo's; or xds, the chart's default: serve's ADS server on a free port, no client).
 
 import { fork } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -57,6 +58,7 @@ const FLOOR_CONVERSION = process.env.FLOOR_CONVERSION === "webhook" ? "webhook" 
 const DELETE_TIMEOUT_MS = Number(process.env.DELETE_TIMEOUT_SECONDS ?? 900) * 1000;
 /** A quiet moment after the deletes, so the watcher's last reconciles do not fall into the next segment. */
 const SETTLE_MS = 3000;
+const DATAPLANE = process.env.DATAPLANE === "xds" ? "xds" : "memory";
 const FLOOR_GROUP = "floor.10xdev.io";
 const NS = "bench";
 const VERSIONS = ["v1", "v2"] as const;
@@ -337,6 +339,7 @@ async function run(teardown: Teardown): Promise<void> {
       runId: `writepath${process.pid}`,
       progress,
       chartArgs: STORAGE ? ["--set", `crd.storageVersion=${STORAGE}`] : [],
+      ...(DATAPLANE === "xds" ? { serveArgs: ["--dataplane", "xds", "--xds-listen", "127.0.0.1:0"] } : {}),
       ...(CPU_PROF_DIR
         ? {
             serveEnv: {
@@ -435,7 +438,7 @@ async function run(teardown: Teardown): Promise<void> {
   ];
   const segments: Segment[] = [];
   console.log(
-    `write path: ${CREATES} creates per segment, ${IN_FLIGHT} in flight, ${ROUNDS} rounds, storage ${storage}, floor conversion ${FLOOR_CONVERSION}`,
+    `write path: ${CREATES} creates per segment, ${IN_FLIGHT} in flight, ${ROUNDS} rounds, storage ${storage}, floor conversion ${FLOOR_CONVERSION}, data plane ${DATAPLANE}`,
   );
   console.log(
     `machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? "?"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,

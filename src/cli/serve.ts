@@ -224,6 +224,7 @@ export async function buildHandlers(
         ...(hooks.onTlsReload ? { onTlsReload: hooks.onTlsReload } : {}),
         ...(cache ? { cache: cache.state } : {}),
         statusPace: statusWritePace(() => pressure.busy()),
+        admissionBusy: () => pressure.busy(),
       },
       { log, registry: metrics.registry },
     )),

@@ -48,6 +48,8 @@ export interface EnvironmentOptions {
   chartArgs?: readonly string[];
   /** Extra environment for `edge-operator serve` (a benchmark's NODE_OPTIONS). */
   serveEnv?: Record<string, string>;
+  /** Extra flags for `serve` (benches: another data plane); later flags win. */
+  serveArgs?: readonly string[];
 }
 
 /** A kubeconfig for a ServiceAccount's bearer token, on the admin's cluster entry. */
@@ -157,7 +159,14 @@ export async function startDemoEnvironment(
     port,
     tls,
     // The demo reads the memory data plane through the debug routes.
-    args: ["--kubeconfig", server.kubeconfig, "--dataplane", "memory", "--debug-routes"],
+    args: [
+      "--kubeconfig",
+      server.kubeconfig,
+      "--dataplane",
+      "memory",
+      "--debug-routes",
+      ...(opts.serveArgs ?? []),
+    ],
     ...(opts.serveEnv ? { env: opts.serveEnv } : {}),
   });
   teardown.defer("edge-operator serve", () => serve.stop());

@@ -52,6 +52,8 @@ export interface ReconcileSetupOptions {
   cache?: ClusterState;
   /** The snapshot reconcile's status writes give way to an admission burst (absent: never). */
   statusPace?: StatusWritePace;
+  /** Whether admission is in a burst: the xds sink's own builds then space out (serve-on-change.ts). */
+  admissionBusy?: () => boolean;
   /** How long /reconcile waits for the cache to reach what the caller saw before it answers 503 (default 10 s). */
   seenWaitMs?: number;
 }
@@ -141,7 +143,11 @@ export async function reconcileHandlers(
   const snapshotOptions = xds ? { snapshot: { configSource: { kind: "ads" as const } } } : {};
   if (xds) {
     // Every replica serving xDS serves its own cache's snapshot, /reconcile or not.
-    const stop = serveOnChange(cache, xds, { log: logger, ...snapshotOptions });
+    const stop = serveOnChange(cache, xds, {
+      log: logger,
+      ...snapshotOptions,
+      ...(opts.admissionBusy ? { busy: opts.admissionBusy } : {}),
+    });
     opts.onClose?.(stop);
   }
   const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
