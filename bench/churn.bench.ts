@@ -16,7 +16,7 @@
 //     changed: time until it is idle again, the writes it made (none are due),
 //     the apiserver requests and bytes it cost, and the memory of each process.
 //
-//   npm run bench:churn -- --routes 1000,10000 --runs 2 --seconds 60
+//   npm run bench:churn -- --routes 1000,10000 --runs 2 --seconds 60 [--storage v2 (the chart's default) | v1]
 //   npm run bench:restart                       (50,000 routes, churn then restart)
 
 import { readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
@@ -41,6 +41,8 @@ const { values: args } = parseArgs({
     rate: { type: "string", default: "10" },
     "in-flight": { type: "string", default: "32" },
     restart: { type: "boolean", default: false },
+    // The chart's default since issue 15; v1 for installs that stored v1.
+    storage: { type: "string", default: "v2" },
   },
 });
 const SIZES = (args.routes ?? "").split(",").map(Number);
@@ -48,6 +50,8 @@ const RUNS = Number(args.runs);
 const SECONDS = Number(args.seconds);
 const RATE = Number(args.rate);
 const IN_FLIGHT = Number(args["in-flight"]);
+const STORAGE = args.storage === "v1" ? "v1" : "v2";
+if (args.storage !== STORAGE) throw new Error("--storage: must be v1 or v2");
 for (const [name, v] of [
   ["--routes", Math.min(...SIZES)],
   ["--runs", RUNS],
@@ -404,7 +408,12 @@ async function run(n: number): Promise<ChurnFigures> {
     "--metrics-listen",
     `127.0.0.1:${watcherMetricsPort}`,
   ];
-  const stack = await startOperatorStack(cp, { kubeconfig, watcher: false, watchArgs });
+  const stack = await startOperatorStack(cp, {
+    kubeconfig,
+    watcher: false,
+    watchArgs,
+    storageVersion: STORAGE,
+  });
   const kube = cp.kube();
   let watch: RouteWatch | undefined;
   try {

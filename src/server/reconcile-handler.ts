@@ -1,13 +1,14 @@
 // POST /reconcile: `{"key": "namespace/name"}` or `{"key": "$snapshot"}`,
 // with what the caller has seen (`seen`, optional). Answers `{result, did,
 // enqueue?, requeueAfterMs?}`, or 503 + Retry-After when this server's cache
-// has not caught up with `seen` within the bound; only callers that RBAC
-// allows (see caller-auth.ts) get in.
+// has not caught up with `seen` within the bound, or while the snapshot key
+// waits out an admission burst; only callers that RBAC allows (see
+// caller-auth.ts) get in.
 
 import { errorReply, type JsonHandler } from "./json-handler.js";
 import { KubeError } from "../kube/client.js";
 import { callerCheck, type CallerAuth } from "./caller-auth.js";
-import { parseReconcileRequest, type Seen } from "../reconcile/protocol.js";
+import { parseReconcileRequest, SNAPSHOT_KEY, type Seen } from "../reconcile/protocol.js";
 import { ReconcileAbortedError, ReconcileInputError, type Reconciler } from "../reconcile/reconciler.js";
 
 /** `{"key": ...}` with a namespace/name key of at most 253 + 1 + 253 characters: 4 KiB is ample. */
@@ -24,12 +25,41 @@ export interface SeenWait {
 /** Seconds the caller is told to wait after a 503: the cache is usually a moment behind. */
 const RETRY_AFTER_SECONDS = 1;
 
+/**
+ * The snapshot key waits while admission is busy (an admission burst): its
+ * build holds the event loop that answers the webhooks for tens of
+ * milliseconds, and its status writes would be paced anyway. Never longer than
+ * `maxMs` from the first call it turned away, so a steady stream of creates
+ * does not starve the statuses.
+ */
+export interface SnapshotDefer {
+  busy(): boolean;
+  readonly maxMs: number;
+}
+
+function deferral(defer: SnapshotDefer | undefined): () => boolean {
+  let since: number | undefined;
+  return () => {
+    if (defer === undefined || !defer.busy()) {
+      since = undefined;
+      return false;
+    }
+    const now = Date.now();
+    since ??= now;
+    if (now - since < defer.maxMs) return true;
+    since = undefined;
+    return false;
+  };
+}
+
 export function reconcileHandler(
   reconciler: Reconciler | undefined,
   auth: CallerAuth | undefined,
   cache?: SeenWait,
+  defer?: SnapshotDefer,
 ): JsonHandler {
   const path = "/reconcile";
+  const deferNow = deferral(defer);
   if (!reconciler || !auth) {
     return {
       path,
@@ -73,6 +103,15 @@ export function reconcileHandler(
           };
         }
       }
+      if (key === SNAPSHOT_KEY && deferNow())
+        return {
+          ...errorReply(
+            503,
+            "AdmissionBusy",
+            "admission is busy (a burst of creates or updates): the snapshot reconcile waits a moment; try again",
+          ),
+          headers: { "retry-after": String(RETRY_AFTER_SECONDS) },
+        };
       try {
         return { status: 200, body: await reconciler.reconcile(key, ctx.signal) };
       } catch (e) {

@@ -25,6 +25,9 @@ import { ConflictIndex } from "../webhooks/conflicts.js";
 import type { KubeClient } from "../kube/client.js";
 
 export const DATA_PLANES = ["memory", "envoy-configmap", "xds"] as const;
+
+/** Longest the snapshot key waits out an admission burst before it runs anyway. */
+const SNAPSHOT_MAX_DEFER_MS = 5_000;
 export type DataPlaneKind = (typeof DATA_PLANES)[number];
 
 export interface ReconcileSetupOptions {
@@ -172,7 +175,14 @@ export async function reconcileHandlers(
     seen: () => cache.seen(),
     boundMs: opts.seenWaitMs ?? 10_000,
   };
-  const handlers = [reconcileHandler(reconciler, auth, seenWait)];
+  const handlers = [
+    reconcileHandler(
+      reconciler,
+      auth,
+      seenWait,
+      opts.admissionBusy ? { busy: opts.admissionBusy, maxMs: SNAPSHOT_MAX_DEFER_MS } : undefined,
+    ),
+  ];
   if (opts.debugRoutes && memory) handlers.push(...memoryDebugHandlers(memory, auth));
   if (opts.debugRoutes && xds) handlers.push(xdsDebugHandler(xds, auth));
   return handlers;

@@ -50,6 +50,8 @@ export interface StackOptions {
   watchArgs?: string[];
   /** Start one watcher at once (default true). */
   watcher?: boolean;
+  /** The CRD's storage version (default v1, as the CRD builder's; the chart's default is v2). */
+  storageVersion?: "v1" | "v2";
 }
 
 export { httpsJson } from "../../src/testenv/https-json.js";
@@ -64,10 +66,17 @@ async function must(
 }
 
 /** Registers the CRD (conversion by URL) and both admission webhooks against a running server. */
-export async function registerOperator(cp: ControlPlane, serve: ServeProcess): Promise<void> {
+export async function registerOperator(
+  cp: ControlPlane,
+  serve: ServeProcess,
+  storageVersion?: "v1" | "v2",
+): Promise<void> {
   const client = { url: serve.url, caBundle: serve.caBundle };
   const docs = [
-    buildCrd({ conversion: { url: `${serve.url}/convert`, caBundle: serve.caBundle } }),
+    buildCrd({
+      conversion: { url: `${serve.url}/convert`, caBundle: serve.caBundle },
+      ...(storageVersion ? { storageVersion } : {}),
+    }),
     mutatingWebhookConfiguration({ client }),
     validatingWebhookConfiguration({ client }),
   ];
@@ -149,7 +158,7 @@ export async function startOperatorStack(cp: ControlPlane, opts: StackOptions = 
   });
   const watchers: Supervised[] = [];
   try {
-    await registerOperator(cp, serve);
+    await registerOperator(cp, serve, opts.storageVersion);
     const { token, tokenFile } = await watcherIdentity(cp, dir);
     const caFile = path.join(dir, "ca.crt");
     writeFileSync(caFile, serve.caPem);
