@@ -244,7 +244,17 @@ describe("edge-operator watch", () => {
 
     beforeAll(async () => {
       since.t = Date.now();
-      a = startWatcher("watcher-a", ["--no-leader-elect", "--concurrency", "4", "--resync", "0"]);
+      // No route-key budget here: these tests follow each change to its own key
+      // (the budget has its own test below).
+      a = startWatcher("watcher-a", [
+        "--no-leader-elect",
+        "--concurrency",
+        "4",
+        "--resync",
+        "0",
+        "--route-key-qps",
+        "0",
+      ]);
       await waitFor(
         "the first snapshot call",
         async () =>
@@ -394,6 +404,39 @@ describe("edge-operator watch", () => {
       expect(recorder.overlaps).toEqual([]);
       expect(await again.stop()).toBe(0);
     });
+
+    it("with the default route-key budget (10/s, 20 at once), a burst of 150 creates is that many route calls at most, then the snapshot key", async () => {
+      const w = startWatcher("watcher-a", ["--no-leader-elect", "--resync", "0"]);
+      const t = Date.now();
+      await waitFor(
+        "the start's snapshot call",
+        async () => recorder.callsSince(t, "watcher-a").some((c) => c.key === SNAPSHOT_KEY) || undefined,
+        20_000,
+      );
+      const t1 = Date.now();
+      const burst = Array.from({ length: 150 }, (_, i) => route(`budget${i}`, [`svc-${i % 10}`]));
+      await kubectl(["apply", "-f", "-"], list(burst));
+      const applied = Date.now();
+      // Quiet for 1.5 s: the snapshot lane's last call is done.
+      await waitFor(
+        "the watcher to go quiet",
+        async () => {
+          const c = recorder.callsSince(t1, "watcher-a");
+          const last = Math.max(...c.map((x) => x.end), applied);
+          return Date.now() - last > 1500 || undefined;
+        },
+        60_000,
+        250,
+      );
+      const calls = recorder.callsSince(t1, "watcher-a");
+      const keys = [...routeKeys(calls)].filter((k) => k.startsWith(`${NS}/budget`));
+      const spanSeconds = (applied - t1) / 1000;
+      expect(keys.length).toBeLessThanOrEqual(20 + Math.ceil(10 * spanSeconds) + 2);
+      // The snapshot key, which judges every route, ran after the last route key.
+      const lastRouteCall = Math.max(...calls.filter((c) => c.key !== SNAPSHOT_KEY).map((c) => c.start), 0);
+      expect(calls.some((c) => c.key === SNAPSHOT_KEY && c.start >= lastRouteCall)).toBe(true);
+      expect(await w.stop()).toBe(0);
+    });
   });
 
   describe("leader election", () => {
@@ -405,7 +448,8 @@ describe("edge-operator watch", () => {
       "--lease-duration",
       "6s",
     ];
-    const metrics = ["--metrics-listen", "127.0.0.1:0", "--resync", "0"];
+    // No route-key budget: the handover is followed route by route.
+    const metrics = ["--metrics-listen", "127.0.0.1:0", "--resync", "0", "--route-key-qps", "0"];
 
     it("only the leader calls; after kill -9 the standby takes over within the lease duration; SIGTERM hands over at once", async () => {
       const t0 = Date.now();
