@@ -17,6 +17,7 @@
 //     the apiserver requests and bytes it cost, and the memory of each process.
 //
 //   npm run bench:churn -- --routes 1000,10000 --runs 2 --seconds 60 [--storage v2 (the chart's default) | v1]
+//     [--no-chart-memory: serve on Node's default heap sizing, not the chart's NODE_OPTIONS]
 //   npm run bench:restart                       (50,000 routes, churn then restart)
 
 import { readFileSync, readdirSync, writeFileSync, mkdtempSync, rmSync } from "node:fs";
@@ -32,8 +33,10 @@ import type { KubeClient } from "../src/kube/client.js";
 import { eachConcurrently } from "../src/kube/each-concurrently.js";
 import { utf8Lines } from "../src/kube/watch-lines.js";
 import { fmt, summarize } from "./stats.js";
+import { chartMemoryEnv, chartNodeOptions } from "../test/xds/scale-process.js";
 
 const { values: args } = parseArgs({
+  allowNegative: true,
   options: {
     routes: { type: "string", default: "1000,10000" },
     runs: { type: "string", default: "1" },
@@ -43,6 +46,8 @@ const { values: args } = parseArgs({
     restart: { type: "boolean", default: false },
     // The chart's default since issue 15; v1 for installs that stored v1.
     storage: { type: "string", default: "v2" },
+    // serve with the chart's NODE_OPTIONS and MALLOC_ARENA_MAX (its heap limit), as in a pod; off: Node's defaults.
+    "chart-memory": { type: "boolean", default: true },
   },
 });
 const SIZES = (args.routes ?? "").split(",").map(Number);
@@ -413,6 +418,9 @@ async function run(n: number): Promise<ChurnFigures> {
     watcher: false,
     watchArgs,
     storageVersion: STORAGE,
+    ...(args["chart-memory"]
+      ? { serveEnv: { NODE_OPTIONS: chartNodeOptions().join(" "), ...chartMemoryEnv() } }
+      : {}),
   });
   const kube = cp.kube();
   let watch: RouteWatch | undefined;
