@@ -25,10 +25,12 @@ export function release(name = "edge", namespace = "edge-system"): Release {
 
 /** The --set flags that point the chart at a locally built image (nothing is pulled). */
 export function imageValues(image: Pick<OperatorImage, "repository" | "tag">): string[] {
+  // --set-string: the tag is a content hash, and an all-digit one (323466576021) would
+  // reach the chart as a number, which its schema refuses.
   return [
-    "--set",
+    "--set-string",
     `image.repository=${image.repository}`,
-    "--set",
+    "--set-string",
     `image.tag=${image.tag}`,
     "--set",
     "image.pullPolicy=Never",

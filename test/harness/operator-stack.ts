@@ -55,6 +55,7 @@ export interface StackOptions {
 }
 
 export { httpsJson } from "../../src/testenv/https-json.js";
+import { reconcileCall } from "./reconcile-call.js";
 
 async function must(
   what: string,
@@ -206,7 +207,7 @@ export async function startOperatorStack(cp: ControlPlane, opts: StackOptions = 
           throw new Error(`POST /debug/dataplane/fail-next: ${r.status} ${JSON.stringify(r.body)}`);
       },
       reconcile(key, tok = token) {
-        return httpsJson(`${serve.url}/reconcile`, serve.caPem, "POST", { key }, tok);
+        return reconcileCall(`${serve.url}/reconcile`, serve.caPem, { key }, tok);
       },
       async stop() {
         await Promise.all(watchers.map((w) => w.stop()));

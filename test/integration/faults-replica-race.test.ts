@@ -10,12 +10,8 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import {
-  httpsJson,
-  startOperatorStack,
-  SYSTEM_NAMESPACE,
-  type OperatorStack,
-} from "../harness/operator-stack.js";
+import { reconcileCall } from "../harness/reconcile-call.js";
+import { startOperatorStack, SYSTEM_NAMESPACE, type OperatorStack } from "../harness/operator-stack.js";
 import { startServe, type ServeProcess } from "../harness/operator.js";
 import { waitFor } from "../harness/process.js";
 import { configMapRoutes, readConfigMap } from "../harness/served-routes.js";
@@ -79,10 +75,9 @@ describe("fault: two server replicas racing snapshot reconciles", () => {
   });
 
   const call = async (replica: ServeProcess): Promise<{ result: string; did: string[] }> => {
-    const r = await httpsJson(
+    const r = await reconcileCall(
       `${replica.url}/reconcile`,
       replica.caPem,
-      "POST",
       { key: "$snapshot" },
       stack.token,
     );

@@ -7,6 +7,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { reconcileCall } from "../harness/reconcile-call.js";
 import {
   httpsJson,
   startOperatorStack,
@@ -77,10 +78,9 @@ describe("a failing data plane and the routes' status", () => {
   async function reconcileSnapshot(
     seen: Record<string, string> = {},
   ): Promise<{ result: string; did: string[] }> {
-    const r = await httpsJson(
+    const r = await reconcileCall(
       `${stack.serve.url}/reconcile`,
       stack.serve.caPem,
-      "POST",
       { key: "$snapshot", seen },
       stack.token,
     );

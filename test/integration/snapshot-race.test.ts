@@ -194,6 +194,9 @@ describe("a stalled snapshot reconcile never undoes a newer one", () => {
       v2Route("w", { namespace: "hang-up", host: "w.hang-up.example.com" }),
     );
     const before = await stack.dataPlane();
+    // A second without webhook calls: the server's admission-burst window (1 s) is empty, so the
+    // snapshot key is run, not turned away with 503 AdmissionBusy (reconcile-handler.ts).
+    await sleep(1500);
     const hungUp = await new Promise<string>((resolve) => {
       const ac = new AbortController();
       setTimeout(() => ac.abort(), 300);
