@@ -58,7 +58,9 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
         const kubeconfig = await waitFor(
           "the demo to print its KUBECONFIG",
           async () => {
-            if (child.exitCode !== null) throw new Error(`demo exited early:\n${out}\n${err}`);
+            // Ended by a signal too (exitCode stays null then): fail now, not after the bound.
+            if (child.exitCode !== null || child.signalCode !== null)
+              throw new Error(`demo exited early (${child.exitCode ?? child.signalCode}):\n${out}\n${err}`);
             return /^export KUBECONFIG=(\S+)$/m.exec(out)?.[1];
           },
           1_500_000,
