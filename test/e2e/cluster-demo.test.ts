@@ -51,6 +51,8 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
       let err = "";
       child.stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));
       child.stderr.on("data", (c: Buffer) => (err += c.toString("utf8")));
+      let spawnError: Error | undefined;
+      child.on("error", (e) => (spawnError = e));
       const exited = new Promise<number>((resolve) =>
         child.on("exit", (code, sig) => resolve(code ?? (sig ? 128 : 1))),
       );
@@ -58,7 +60,8 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
         const kubeconfig = await waitFor(
           "the demo to print its KUBECONFIG",
           async () => {
-            // Ended by a signal too (exitCode stays null then): fail now, not after the bound.
+            // Ended by a signal too (exitCode stays null then), or never started: fail now, not after the bound.
+            if (spawnError) throw new Error(`demo did not start: ${spawnError.message}`);
             if (child.exitCode !== null || child.signalCode !== null)
               throw new Error(`demo exited early (${child.exitCode ?? child.signalCode}):\n${out}\n${err}`);
             return /^export KUBECONFIG=(\S+)$/m.exec(out)?.[1];
