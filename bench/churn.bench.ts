@@ -33,7 +33,7 @@ import type { KubeClient } from "../src/kube/client.js";
 import { eachConcurrently } from "../src/kube/each-concurrently.js";
 import { utf8Lines } from "../src/kube/watch-lines.js";
 import { fmt, summarize } from "./stats.js";
-import { chartMemoryEnv, chartNodeOptions } from "../test/xds/scale-process.js";
+import { chartMemoryEnv, chartNodeOptions } from "../test/harness/chart-memory.js";
 
 const { values: args } = parseArgs({
   allowNegative: true,

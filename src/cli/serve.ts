@@ -8,7 +8,6 @@ import { MiB, type JsonHandler } from "../server/json-handler.js";
 import { conversionHandler } from "../server/conversion-review.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { AdmissionPressure } from "../server/admission-pressure.js";
-import { statusWritePace } from "../reconcile/status-pace.js";
 import { admissionHandlers } from "../server/admission-handlers.js";
 import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
@@ -198,7 +197,7 @@ export async function buildHandlers(
           ...(opts.xdsClientCaFile ? { clientCa: readFileSync(opts.xdsClientCaFile, "utf8") } : {}),
         }
       : undefined;
-  // Status writes give way while the apiserver is busy calling these (reconcile/status-pace.ts).
+  // The reconcile gives way while the apiserver is busy calling these (docs/architecture.md, "Admission first").
   const pressure = new AdmissionPressure();
   const webhooks = [
     conversionHandler(opts.convertBodyLimit, metrics),
@@ -223,7 +222,6 @@ export async function buildHandlers(
         ...(hooks.onClose ? { onClose: hooks.onClose } : {}),
         ...(hooks.onTlsReload ? { onTlsReload: hooks.onTlsReload } : {}),
         ...(cache ? { cache: cache.state } : {}),
-        statusPace: statusWritePace(() => pressure.busy()),
         admissionBusy: () => pressure.busy(),
       },
       { log, registry: metrics.registry },

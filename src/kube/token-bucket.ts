@@ -24,19 +24,22 @@ export class TokenBucket {
 
   /** Takes a token if one has been earned; never goes into debt. */
   tryTake(): boolean {
-    const t = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.qps) / 1000);
-    this.last = t;
+    this.refill();
     if (this.tokens < 1) return false;
     this.tokens -= 1;
     return true;
   }
 
   reserve(): number {
+    this.refill();
+    this.tokens -= 1;
+    return this.tokens >= 0 ? 0 : (-this.tokens * 1000) / this.qps;
+  }
+
+  /** The tokens earned since the last call, up to the burst. */
+  private refill(): void {
     const t = this.now();
     this.tokens = Math.min(this.burst, this.tokens + ((t - this.last) * this.qps) / 1000);
     this.last = t;
-    this.tokens -= 1;
-    return this.tokens >= 0 ? 0 : (-this.tokens * 1000) / this.qps;
   }
 }

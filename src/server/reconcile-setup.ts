@@ -20,15 +20,15 @@ import { Reconciler } from "../reconcile/reconciler.js";
 import { ClusterState } from "../reconcile/cluster-state.js";
 import { cachedView } from "../reconcile/cluster-reader.js";
 import { serveOnChange } from "../reconcile/serve-on-change.js";
-import type { StatusWritePace } from "../reconcile/status-pace.js";
+import { statusWritePace } from "../reconcile/status-pace.js";
 import { ConflictIndex } from "../webhooks/conflicts.js";
 import type { KubeClient } from "../kube/client.js";
 
 export const DATA_PLANES = ["memory", "envoy-configmap", "xds"] as const;
+export type DataPlaneKind = (typeof DATA_PLANES)[number];
 
 /** Longest the snapshot key waits out an admission burst before it runs anyway. */
 const SNAPSHOT_MAX_DEFER_MS = 5_000;
-export type DataPlaneKind = (typeof DATA_PLANES)[number];
 
 export interface ReconcileSetupOptions {
   dataPlane: DataPlaneKind;
@@ -53,9 +53,11 @@ export interface ReconcileSetupOptions {
   onTlsReload?: (reload: (pair: { cert: string; key: string }) => void) => void;
   /** The server's cache (serverCache); absent: one of its own. */
   cache?: ClusterState;
-  /** The snapshot reconcile's status writes give way to an admission burst (absent: never). */
-  statusPace?: StatusWritePace;
-  /** Whether admission is in a burst: the xds sink's own builds then space out (serve-on-change.ts). */
+  /**
+   * Whether admission is in a burst (absent: never). While it is, the snapshot
+   * key waits, its status writes are paced, and the xds sink's own builds
+   * space out (docs/architecture.md, "Admission first").
+   */
   admissionBusy?: () => boolean;
   /** How long /reconcile waits for the cache to reach what the caller saw before it answers 503 (default 10 s). */
   seenWaitMs?: number;
@@ -157,7 +159,7 @@ export async function reconcileHandlers(
     view: cachedView(cache),
     deprogramTimeoutMs: opts.deprogramTimeoutMs,
     metrics: createReconcileMetrics(deps.registry),
-    ...(opts.statusPace ? { statusPace: opts.statusPace } : {}),
+    ...(opts.admissionBusy ? { statusPace: statusWritePace(opts.admissionBusy) } : {}),
     // Clusters and route configurations point their clients back at ADS.
     ...snapshotOptions,
     ...(stallMs > 0

@@ -3,10 +3,9 @@
 // change there is measured here), and talks to it over IPC.
 
 import { fork, type ChildProcess } from "node:child_process";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
-import { parse } from "yaml";
+import { chartMemoryEnv, chartNodeOptions } from "../harness/chart-memory.js";
 import type { ScaleReply, ScaleRequest, ServerMemory } from "./scale-server.js";
 
 const ROOT = path.resolve(
@@ -14,32 +13,6 @@ const ROOT = path.resolve(
   import.meta.url.includes("/dist/") ? "../../.." : "../..",
 );
 const SERVER = path.join(ROOT, "dist/test/xds/scale-server.js");
-
-interface ServerValues {
-  readonly nodeOptions?: unknown;
-  readonly mallocArenaMax?: unknown;
-}
-
-function serverValues(): ServerValues {
-  const values = parse(readFileSync(path.join(ROOT, "charts/edge-operator/values.yaml"), "utf8")) as {
-    server?: ServerValues;
-  };
-  return values.server ?? {};
-}
-
-/** The server container's NODE_OPTIONS as the chart sets them by default. */
-export function chartNodeOptions(): string[] {
-  const opts = serverValues().nodeOptions;
-  if (typeof opts !== "string")
-    throw new Error("charts/edge-operator/values.yaml: server.nodeOptions not found");
-  return opts.split(/\s+/).filter((o) => o !== "");
-}
-
-/** The server container's environment that shapes its memory: MALLOC_ARENA_MAX, as the chart sets it. */
-export function chartMemoryEnv(): Record<string, string> {
-  const arenas = serverValues().mallocArenaMax;
-  return typeof arenas === "number" && arenas > 0 ? { MALLOC_ARENA_MAX: String(arenas) } : {};
-}
 
 export interface ScaleServer {
   readonly port: number;

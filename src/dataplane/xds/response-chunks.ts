@@ -3,8 +3,8 @@
 // protobuf's wire format around those bytes, kept as a list of chunks that
 // point at them, not a copy. So every client's response shares the snapshot's
 // bytes (at 10,000 routes, ten Envoys share the one 2.76 MB route
-// configuration), and the only copy is made when gRPC writes the message
-// (joinChunks, then its frame), paced by write-budget.ts.
+// configuration), and the copies are made when gRPC writes the message (into
+// the one scratch buffer, scratchJoiner, then its frame), paced by write-budget.ts.
 
 import { fieldKey, fieldNumber, varint, type EncodedAny } from "./proto-codec.js";
 
@@ -14,17 +14,11 @@ export interface ResponseChunks {
   readonly size: number;
 }
 
-/** A response's bytes, in a buffer of their own. */
-export function joinChunks(r: ResponseChunks): Buffer {
-  return Buffer.concat(r.chunks, r.size);
-}
-
 /**
  * A serializer for gRPC that joins every response into one reused buffer.
  * gRPC copies what the serializer returns into the frame it writes before it
  * returns (grpc-js `serializeMessage`), so a fresh buffer per response would
- * be garbage at once: ten 2.76 MB responses piled up about 27 MiB of it
- * before V8 collected (it does not count outside-heap bytes until a GC).
+ * be garbage at once, outside V8's heap, where it lingers until a collection.
  * The buffer grows to the largest response and stays.
  */
 export function scratchJoiner(): (r: ResponseChunks) => Buffer {

@@ -7,13 +7,13 @@
 // client that stopped reading) stops counting, so one slow client never holds
 // the others back for longer than that; keepalive ends it if it is dead.
 //
-// A written frame is garbage outside V8's heap, and V8 counts such bytes
-// loosely: it collects them once 32 MiB of young ones or 64 MiB of old ones
-// (a frame still being sent during a young collection becomes old) pile up.
-// Ten clients taking 2.76 MB each left up to 30 MiB of dead frames resident.
-// So after every `collectEveryBytes` written the budget asks V8 for a full
-// collection, as a task of its own, when the process exposes one
-// (`--expose-gc`, the chart's default); without it only the peak changes.
+// A written frame is garbage outside V8's heap, and V8 left it there: ten
+// clients taking 2.76 MB each piled up to 30 MiB of dead frames before a
+// collection came, and a young collection freed little of them (a full one
+// freed the dead ones). So after every `collectEveryBytes` written the budget
+// asks V8 for a full collection, as a task of its own, when the process
+// exposes one (`--expose-gc`, the chart's default); without it only the peak
+// changes.
 
 import type { ResponseChunks } from "./response-chunks.js";
 import type { Writable } from "./stream.js";
