@@ -22,9 +22,12 @@
 // the same number of stored objects. Ratios are taken within one round.
 //
 // Run: npm run bench:write-path
-//   ROUNDS (3), CREATES (2000), IN_FLIGHT (16), STORAGE (the chart's default, or v1 / v2),
+//   ROUNDS (3), CREATES (2000), WARMUP_CREATES (500, untimed, per target and version before round 1), IN_FLIGHT (16), STORAGE (the chart's default, or v1 / v2),
 //   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve there), JSON_OUT (a file for the raw figures),
 //   FLOOR_CONVERSION (none, or webhook), DELETE_TIMEOUT_SECONDS (900: a busy machine releases finalizers slowly),
+//   APISERVER_PROF_DIR (a Go CPU profile of kube-apiserver over the first APISERVER_PROF_SECONDS (3) of each segment,
+//     read with `go tool pprof -top`),
+//   ONLY_VERSION (v1 or v2: only that version's segments),
 //   DATAPLANE (memory, the demo's; or xds, the chart's default: serve's ADS server on a free port, no client).
 
 import { fork } from "node:child_process";
@@ -45,10 +48,12 @@ import {
   mutatingWebhookConfiguration,
   validatingWebhookConfiguration,
 } from "../test/harness/registration.js";
+import { describeCpu, sampleCpu, type Classify } from "./process-cpu.js";
 import { fmt, percentile } from "./stats.js";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const CREATES = Number(process.env.CREATES ?? 2000);
+const WARMUP_CREATES = Number(process.env.WARMUP_CREATES ?? 500);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 16);
 const STORAGE = process.env.STORAGE;
 const CPU_PROF_DIR = process.env.CPU_PROF_DIR;
@@ -58,6 +63,9 @@ const FLOOR_CONVERSION = process.env.FLOOR_CONVERSION === "webhook" ? "webhook" 
 const DELETE_TIMEOUT_MS = Number(process.env.DELETE_TIMEOUT_SECONDS ?? 900) * 1000;
 /** A quiet moment after the deletes, so the watcher's last reconciles do not fall into the next segment. */
 const SETTLE_MS = 3000;
+const APISERVER_PROF_DIR = process.env.APISERVER_PROF_DIR;
+const APISERVER_PROF_SECONDS = Number(process.env.APISERVER_PROF_SECONDS ?? 3);
+const ONLY_VERSION = process.env.ONLY_VERSION as Version | undefined;
 const DATAPLANE = process.env.DATAPLANE === "xds" ? "xds" : "memory";
 const FLOOR_GROUP = "floor.10xdev.io";
 const NS = "bench";
@@ -136,13 +144,18 @@ function floorManifests(noop: { url: string; caPem: string }, storage: Version):
   crd.metadata.name = `${PLURAL}.${FLOOR_GROUP}`;
   crd.spec.group = FLOOR_GROUP;
   const retarget = <
-    T extends { metadata: { name: string }; webhooks: { name: string; rules: { apiGroups: string[] }[] }[] },
+    T extends {
+      metadata: { name: string };
+      webhooks: { name: string; rules: { apiGroups: string[] }[]; matchConditions?: unknown[] }[];
+    },
   >(
     cfg: T,
   ): T => {
     cfg.metadata.name = `floor-${cfg.metadata.name}`;
     for (const w of cfg.webhooks) {
       w.name = w.name.replace(GROUP, FLOOR_GROUP);
+      // No-op webhooks are called for every create: no match condition to evaluate.
+      delete w.matchConditions;
       for (const r of w.rules) r.apiGroups = [FLOOR_GROUP];
     }
     return cfg;
@@ -232,17 +245,36 @@ function describeHistograms(d: Sample, perCreate: number): string[] {
   return lines.sort();
 }
 
-function httpsText(url: string, tls: https.RequestOptions): Promise<string> {
+function httpsBytes(url: string, tls: https.RequestOptions, timeoutMs = 10_000): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     https
-      .get(url, { ...tls, timeout: 10_000 }, (res) => {
+      .get(url, { ...tls, timeout: timeoutMs }, (res) => {
         const chunks: Buffer[] = [];
         res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+        res.on("end", () => resolve(Buffer.concat(chunks)));
       })
       .on("error", reject);
   });
 }
+
+const httpsText = async (url: string, tls: https.RequestOptions): Promise<string> =>
+  (await httpsBytes(url, tls)).toString("utf8");
+
+// ---- CPU by process ----
+
+/** The processes whose CPU a create can cost, by role. */
+const classifyProcess: Classify = (argv, pid) => {
+  if (pid === process.pid) return "bench client";
+  const exe = argv[0] ?? "";
+  if (exe.endsWith("kube-apiserver")) return "kube-apiserver";
+  if (exe.endsWith("/etcd")) return "etcd";
+  if (argv.includes("--noop") && argv.some((a) => a.includes("write-path.bench"))) return "no-op webhooks";
+  if (argv.some((a) => a.endsWith("cli/main.js"))) {
+    if (argv.includes("serve")) return "serve";
+    if (argv.includes("watch")) return "watch";
+  }
+  return undefined;
+};
 
 // ---- one segment ----
 
@@ -262,6 +294,7 @@ async function creates(
   target: Target,
   version: Version,
   prefix: string,
+  count = CREATES,
 ): Promise<{ ms: number[]; seconds: number; failures: number }> {
   const path = `/apis/${groupOf(target)}/${version}/namespaces/${NS}/${PLURAL}`;
   const ms: number[] = [];
@@ -269,7 +302,7 @@ async function creates(
   let failures = 0;
   const t0 = performance.now();
   const worker = async (): Promise<void> => {
-    while (next < CREATES) {
+    while (next < count) {
       const i = next++;
       const start = performance.now();
       try {
@@ -333,7 +366,7 @@ async function main(): Promise<void> {
 async function run(teardown: Teardown): Promise<void> {
   const progress = (m: string): void => console.error(`# ${m}`);
   const noop = await startNoop(teardown);
-  if (CPU_PROF_DIR) mkdirSync(CPU_PROF_DIR, { recursive: true });
+  for (const dir of [CPU_PROF_DIR, APISERVER_PROF_DIR]) if (dir) mkdirSync(dir, { recursive: true });
   const env = await startDemoEnvironment(
     {
       runId: `writepath${process.pid}`,
@@ -430,6 +463,19 @@ async function run(teardown: Teardown): Promise<void> {
       ["route"],
     );
 
+  // One untimed segment per target and version first: the first burst after
+  // start-up found cold JITs and caches (the first measured segment ran up to
+  // 1.6x slower than the same segment in later rounds).
+  for (const target of TARGETS) {
+    for (const version of VERSIONS) {
+      if (ONLY_VERSION && version !== ONLY_VERSION) continue;
+      const r = await creates(kube, target, version, `warmup-${version}`, WARMUP_CREATES);
+      progress(`warm-up ${target} ${version}: ${fmt(r.ms.length / r.seconds, 0)} creates/s`);
+      await deleteAll(kube, target, storage);
+      await sleep(SETTLE_MS);
+    }
+  }
+
   const order: [Target, Version][] = [
     ["operator", "v1"],
     ["floor", "v1"],
@@ -444,11 +490,27 @@ async function run(teardown: Teardown): Promise<void> {
     `machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? "?"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
   );
   for (let round = 1; round <= ROUNDS; round++) {
-    const turn = order.map((_, i) => order[(i + round - 1) % order.length] as [Target, Version]);
+    const turn = order
+      .map((_, i) => order[(i + round - 1) % order.length] as [Target, Version])
+      .filter(([, version]) => !ONLY_VERSION || version === ONLY_VERSION);
     for (const [target, version] of turn) {
       const load1 = os.loadavg()[0] ?? NaN;
       const before = [await apiserverMetrics(), await serverMetrics()] as const;
+      const cpuBefore = sampleCpu(classifyProcess);
+      const profile = APISERVER_PROF_DIR
+        ? httpsBytes(
+            `${cp.server}/debug/pprof/profile?seconds=${APISERVER_PROF_SECONDS}`,
+            apiserverTls,
+            (APISERVER_PROF_SECONDS + 30) * 1000,
+          )
+        : undefined;
       const r = await creates(kube, target, version, `r${round}-${version}`);
+      if (profile && APISERVER_PROF_DIR) {
+        const file = `${APISERVER_PROF_DIR}/apiserver-r${round}-${target}-${version}.pprof`;
+        writeFileSync(file, await profile);
+        console.log(`    kube-apiserver CPU profile: ${file}`);
+      }
+      const cpuAfter = sampleCpu(classifyProcess);
       const after = [await apiserverMetrics(), await serverMetrics()] as const;
       const seg: Segment = {
         round,
@@ -464,6 +526,7 @@ async function run(teardown: Teardown): Promise<void> {
       console.log(
         `round ${round} ${target.padEnd(8)} ${version}: ${fmt(seg.createsPerSecond, 0)} creates/s, p50 ${fmt(seg.p50, 1)} ms, p99 ${fmt(seg.p99, 1)} ms, load1 ${fmt(load1, 2)}${r.failures ? `, ${r.failures} FAILED` : ""}`,
       );
+      console.log(`    CPU per create: ${describeCpu(cpuAfter, cpuBefore, r.ms.length)}`);
       const apiserverDiff = diff(after[0], before[0]);
       // Only what this segment's creates caused, by group: the other target's series stay flat.
       const lines = describeHistograms(apiserverDiff, CREATES).filter(
