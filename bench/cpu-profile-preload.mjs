@@ -2,6 +2,9 @@
 // --cpu-prof in NODE_OPTIONS): samples the CPU from start to exit and writes a
 // .cpuprofile (Chrome DevTools' format) into $CPU_PROF_DIR. The in-process
 // inspector answers synchronously, so the profile is written within 'exit'.
+// SIGUSR2 cuts the profile there: what was sampled so far is written as
+// PROCESS-PID-N.cpuprofile and a new one starts (a benchmark signals it around
+// a segment to get that segment alone).
 
 import inspector from "node:inspector";
 import { writeFileSync } from "node:fs";
@@ -14,9 +17,16 @@ if (dir) {
   session.post("Profiler.enable");
   session.post("Profiler.setSamplingInterval", { interval: 1000 });
   session.post("Profiler.start");
-  process.on("exit", () => {
+  const role = process.argv.includes("watch") ? "watch" : "serve";
+  let part = 0;
+  const cut = (name) => {
     session.post("Profiler.stop", (err, res) => {
-      if (!err) writeFileSync(path.join(dir, `serve-${process.pid}.cpuprofile`), JSON.stringify(res.profile));
+      if (!err) writeFileSync(path.join(dir, `${name}.cpuprofile`), JSON.stringify(res.profile));
     });
+  };
+  process.on("SIGUSR2", () => {
+    cut(`${role}-${process.pid}-${++part}`);
+    session.post("Profiler.start");
   });
+  process.on("exit", () => cut(`${role}-${process.pid}`));
 }

@@ -29,6 +29,17 @@ function cpuSeconds(pid: string): number | undefined {
   }
 }
 
+/** The pids the classifier gives this name. */
+export function pidsOf(classify: Classify, name: string): number[] {
+  const out: number[] = [];
+  for (const pid of readdirSync("/proc")) {
+    if (!/^\d+$/.test(pid)) continue;
+    const argv = readArgv(pid);
+    if (argv && argv.length > 0 && classify(argv, Number(pid)) === name) out.push(Number(pid));
+  }
+  return out;
+}
+
 /** CPU seconds by name, summed over the processes the classifier names. */
 export function sampleCpu(classify: Classify): Map<string, number> {
   const out = new Map<string, number>();

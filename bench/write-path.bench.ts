@@ -23,7 +23,7 @@
 //
 // Run: npm run bench:write-path
 //   ROUNDS (3), CREATES (2000), WARMUP_CREATES (500, untimed, per target and version before round 1), IN_FLIGHT (16), STORAGE (the chart's default, or v1 / v2),
-//   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve there), JSON_OUT (a file for the raw figures),
+//   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve there, one per segment and one per gap between them), JSON_OUT (a file for the raw figures),
 //   FLOOR_CONVERSION (none, or webhook), DELETE_TIMEOUT_SECONDS (900: a busy machine releases finalizers slowly),
 //   APISERVER_PROF_DIR (a Go CPU profile of kube-apiserver over the first APISERVER_PROF_SECONDS (3) of each segment,
 //     read with `go tool pprof -top`),
@@ -48,7 +48,7 @@ import {
   mutatingWebhookConfiguration,
   validatingWebhookConfiguration,
 } from "../test/harness/registration.js";
-import { describeCpu, sampleCpu, type Classify } from "./process-cpu.js";
+import { describeCpu, pidsOf, sampleCpu, type Classify } from "./process-cpu.js";
 import { fmt, percentile } from "./stats.js";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -504,7 +504,13 @@ async function run(teardown: Teardown): Promise<void> {
             (APISERVER_PROF_SECONDS + 30) * 1000,
           )
         : undefined;
+      // serve's profile is cut before and after the segment: its part N+1 is this segment alone.
+      const cutServeProfile = (): void => {
+        if (CPU_PROF_DIR) for (const pid of pidsOf(classifyProcess, "serve")) process.kill(pid, "SIGUSR2");
+      };
+      cutServeProfile();
       const r = await creates(kube, target, version, `r${round}-${version}`);
+      cutServeProfile();
       if (profile && APISERVER_PROF_DIR) {
         const file = `${APISERVER_PROF_DIR}/apiserver-r${round}-${target}-${version}.pprof`;
         writeFileSync(file, await profile);

@@ -18,6 +18,8 @@ export interface Schema {
   minItems?: number;
   maxItems?: number;
   format?: string;
+  /** Applied by the apiserver when the field is absent (structural schema defaulting). */
+  default?: string | number;
   "x-kubernetes-validations"?: { rule: string; message: string; fieldPath?: string }[];
   "x-kubernetes-list-type"?: "atomic" | "set" | "map";
   "x-kubernetes-list-map-keys"?: string[];
@@ -124,6 +126,8 @@ export const specV2Schema: Schema = {
                       type: "string",
                       enum: ["PathPrefix", "Exact"],
                       description: "Defaults to PathPrefix.",
+                      // The apiserver applies it, so no webhook call is needed for it.
+                      default: "PathPrefix",
                     },
                     value: path,
                   },
@@ -163,6 +167,7 @@ export const specV2Schema: Schema = {
                 weight: {
                   type: "integer",
                   description: "Share of traffic; defaults to 1.",
+                  default: 1,
                   minimum: 0,
                   maximum: LIMITS.maxWeight,
                 },

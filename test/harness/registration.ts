@@ -1,9 +1,17 @@
 // How the apiserver is told to call /mutate and /validate: one
 // MutatingWebhookConfiguration and one ValidatingWebhookConfiguration for
-// edgeroutes.net.10xdev.io. The chart renders the same objects; its tests
-// compare against these builders.
+// edgeroutes.net.10xdev.io, and the MutatingAdmissionPolicy that adds the
+// finalizer on create inside the apiserver. The chart renders the same
+// objects; its tests compare against these builders.
 
-import { GROUP, PLURAL, VERSIONS } from "../../src/api/types.js";
+import {
+  API_VERSION_V1,
+  FINALIZER,
+  GROUP,
+  PLURAL,
+  V2_SPEC_ANNOTATION,
+  VERSIONS,
+} from "../../src/api/types.js";
 
 export const MUTATING_WEBHOOK_NAME = `mutate.${PLURAL}.${GROUP}`;
 export const VALIDATING_WEBHOOK_NAME = `validate.${PLURAL}.${GROUP}`;
@@ -66,6 +74,26 @@ export function operatorMatchConditions(users: readonly string[]): MatchConditio
   ];
 }
 
+export const MUTATE_NEEDED_CONDITION = "lacks-the-finalizer-or-carries-a-v2-spec";
+
+/**
+ * /mutate is called only when it has something to do: the finalizer is
+ * missing (a create where the finalizer policy is not installed, an update
+ * that dropped it), or a v1 object carries the v2 spec annotation (kept fresh
+ * on edit). The v2 defaults are the CRD schema's, applied by the apiserver
+ * before any webhook. Every other call would answer "no patch" and cost a
+ * round trip.
+ */
+export function mutateNeededCondition(): MatchCondition {
+  return {
+    name: MUTATE_NEEDED_CONDITION,
+    expression:
+      `!has(object.metadata.finalizers) || !('${FINALIZER}' in object.metadata.finalizers)` +
+      ` || (object.apiVersion == '${API_VERSION_V1}' && has(object.metadata.annotations)` +
+      ` && '${V2_SPEC_ANNOTATION}' in object.metadata.annotations)`,
+  };
+}
+
 export interface ClientConfig {
   url?: string;
   service?: { name: string; namespace: string; path: string; port?: number };
@@ -111,6 +139,10 @@ export function clientConfig(client: WebhookClient, path: "/mutate" | "/validate
 }
 
 function webhook(name: string, path: "/mutate" | "/validate", opts: RegistrationOptions): Webhook {
+  const conditions = [
+    ...operatorMatchConditions(opts.operatorUsers ?? []),
+    ...(path === "/mutate" ? [mutateNeededCondition()] : []),
+  ];
   return {
     name,
     clientConfig: clientConfig(opts.client, path),
@@ -131,7 +163,7 @@ function webhook(name: string, path: "/mutate" | "/validate", opts: Registration
     timeoutSeconds: 5,
     admissionReviewVersions: ["v1"],
     ...(opts.namespaceSelector ? { namespaceSelector: opts.namespaceSelector } : {}),
-    ...(opts.operatorUsers?.length ? { matchConditions: operatorMatchConditions(opts.operatorUsers) } : {}),
+    ...(conditions.length ? { matchConditions: conditions } : {}),
   };
 }
 
@@ -164,4 +196,84 @@ export function validatingWebhookConfiguration(
     metadata: metadata(`${opts.name ?? DEFAULT_REGISTRATION_NAME}-validate`, opts),
     webhooks: [webhook(VALIDATING_WEBHOOK_NAME, "/validate", opts)],
   };
+}
+
+export interface AdmissionPolicy<K extends string, S> {
+  apiVersion: "admissionregistration.k8s.io/v1";
+  kind: K;
+  metadata: { name: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: S;
+}
+
+export interface FinalizerPolicySpec {
+  matchConstraints: {
+    resourceRules: (Omit<RuleWithOperations, "operations"> & { operations: "CREATE"[] })[];
+    matchPolicy: "Equivalent";
+    namespaceSelector?: LabelSelector;
+  };
+  failurePolicy: "Fail";
+  reinvocationPolicy: "Never";
+  mutations: { patchType: "JSONPatch"; jsonPatch: { expression: string } }[];
+}
+
+export const FINALIZER_POLICY_SUFFIX = "finalizer";
+
+/**
+ * The finalizer on create, added by the apiserver itself (CEL, no webhook
+ * call): a MutatingAdmissionPolicy runs before the mutating webhooks, so the
+ * webhook's match condition then finds the finalizer and skips the call. The
+ * rest of /mutate's work (updates that drop the finalizer, the v1 spec
+ * annotation) stays with the webhook, which also adds the finalizer on any
+ * cluster without the policy.
+ */
+export function finalizerPolicy(
+  opts: RegistrationOptions,
+): [
+  AdmissionPolicy<"MutatingAdmissionPolicy", FinalizerPolicySpec>,
+  AdmissionPolicy<"MutatingAdmissionPolicyBinding", { policyName: string }>,
+] {
+  const name = `${opts.name ?? DEFAULT_REGISTRATION_NAME}-${FINALIZER_POLICY_SUFFIX}`;
+  return [
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "MutatingAdmissionPolicy",
+      metadata: metadata(name, opts),
+      spec: {
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: [GROUP],
+              apiVersions: [...VERSIONS],
+              operations: ["CREATE"],
+              resources: [PLURAL],
+              scope: "Namespaced",
+            },
+          ],
+          matchPolicy: "Equivalent",
+          ...(opts.namespaceSelector ? { namespaceSelector: opts.namespaceSelector } : {}),
+        },
+        failurePolicy: "Fail",
+        reinvocationPolicy: "Never",
+        mutations: [
+          {
+            patchType: "JSONPatch",
+            jsonPatch: {
+              // One expression, no match condition: each CEL evaluation copies the object.
+              expression:
+                `!has(object.metadata.finalizers)` +
+                ` ? [JSONPatch{op: "add", path: "/metadata/finalizers", value: ["${FINALIZER}"]}]` +
+                ` : '${FINALIZER}' in object.metadata.finalizers ? []` +
+                ` : [JSONPatch{op: "add", path: "/metadata/finalizers/-", value: "${FINALIZER}"}]`,
+            },
+          },
+        ],
+      },
+    },
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "MutatingAdmissionPolicyBinding",
+      metadata: metadata(name, opts),
+      spec: { policyName: name },
+    },
+  ];
 }

@@ -11,12 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, parseAllDocuments, stringify as toYaml } from "yaml";
 import { buildCrd, type CrdOptions } from "../../src/api/crd.js";
 import {
+  finalizerPolicy,
   mutatingWebhookConfiguration,
   validatingWebhookConfiguration,
   type WebhookClient,
 } from "../harness/registration.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startServe, type ServeProcess } from "../harness/operator.js";
+import { httpsJson } from "../harness/operator-stack.js";
+import { FINALIZER } from "../../src/api/types.js";
 import { EnvoyProtos } from "../envoy/envoy-proto.js";
 import { REPO_ROOT } from "../harness/testbin.js";
 import { v1Route, v2Route } from "./routes.js";
@@ -25,6 +28,7 @@ const CHART = path.join(REPO_ROOT, "charts/edge-operator");
 const KUBE_VERSION = ["--kube-version", "1.36.3"];
 const NS = "edge-system";
 const RELEASE = "edge";
+const POLICY_NS = "policy";
 const FULLNAME = "edge-edge-operator";
 const URL_MODE = ["--set", "webhook.urlOverride=https://127.0.0.1:9443", "--set", "webhook.caBundle=Q0E="];
 
@@ -553,6 +557,33 @@ describe("the rendered objects equal what the TypeScript builders make", () => {
       const got = find(docs, want.kind, want.metadata.name);
       expect(got.webhooks).toEqual(want.webhooks);
     }
+    for (const want of finalizerPolicy(opts)) {
+      const got = find(docs, want.kind, want.metadata.name) as Doc & { spec?: unknown };
+      expect(got.spec).toEqual(want.spec);
+    }
+  });
+
+  it.each([
+    ["on 1.36 (auto)", [], true],
+    ["on 1.35 (auto)", ["--kube-version", "1.35.0"], false],
+    [
+      "on 1.35 serving the v1 API (auto)",
+      [
+        "--kube-version",
+        "1.35.0",
+        "--api-versions",
+        "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy",
+      ],
+      true,
+    ],
+    ["disabled", ["--set", "webhook.finalizerPolicy=disabled"], false],
+    ["enabled on 1.35", ["--kube-version", "1.35.0", "--set", "webhook.finalizerPolicy=enabled"], true],
+  ] as [string, string[], boolean][])("the finalizer policy, %s", async (_mode, args, rendered) => {
+    const kinds = (await render(args)).map((d) => d.kind);
+    expect(kinds.includes("MutatingAdmissionPolicy")).toBe(rendered);
+    expect(kinds.includes("MutatingAdmissionPolicyBinding")).toBe(rendered);
+    // Without the policy /mutate adds the finalizer: it is registered either way.
+    expect(kinds).toContain("MutatingWebhookConfiguration");
   });
 });
 
@@ -645,6 +676,87 @@ describe("helm install out of cluster, on the real apiserver", () => {
     expect(bad.stderr).toContain("spec.port");
   });
 
+  it("adds the finalizer and the v2 defaults inside the apiserver: a create calls /validate, not /mutate", async () => {
+    const calls = async (route: string): Promise<number> => {
+      const r = await httpsJson(`${serve?.url}/metrics`, serve?.caPem ?? "", "GET");
+      const text = String(r.body);
+      let n = 0;
+      for (const m of text.matchAll(
+        new RegExp(
+          `^edge_operator_http_request_duration_seconds_count\\{[^}]*route="${route}"[^}]*\\} (\\S+)$`,
+          "gm",
+        ),
+      ))
+        n += Number(m[1]);
+      return n;
+    };
+    const policy = await kubectl(["get", "mutatingadmissionpolicy", `${FULLNAME}-finalizer`, "-o", "name"]);
+    expect(policy.code, policy.stderr).toBe(0);
+    // A namespace of their own: the tests below count the routes in "apps".
+    expect((await kubectl(["create", "namespace", POLICY_NS])).code).toBe(0);
+    const [mutateBefore, validateBefore] = [await calls("/mutate"), await calls("/validate")];
+    const created = await kubectl(
+      ["apply", "-f", "-"],
+      [v2Route("three", { namespace: POLICY_NS }), v1Route("four", { namespace: POLICY_NS })]
+        .map((r) => toYaml(r))
+        .join("---\n"),
+    );
+    expect(created.code, created.stderr).toBe(0);
+    const three = JSON.parse(
+      (await kubectl(["get", "edgeroutes.v2.net.10xdev.io", "three", "-n", POLICY_NS, "-o", "json"])).stdout,
+    ) as {
+      metadata: { finalizers?: string[] };
+      spec: { rules: { matches: { path: { type?: string } }[]; backends: { weight?: number }[] }[] };
+    };
+    expect(three.metadata.finalizers).toEqual([FINALIZER]);
+    // The defaults are the CRD schema's: v2Route leaves out the weight.
+    expect(three.spec.rules[0]?.backends[0]?.weight).toBe(1);
+    expect(three.spec.rules[0]?.matches[0]?.path.type).toBe("PathPrefix");
+    const four = await kubectl([
+      "get",
+      "edgeroutes.v1.net.10xdev.io",
+      "four",
+      "-n",
+      POLICY_NS,
+      "-o",
+      "jsonpath={.metadata.finalizers}",
+    ]);
+    expect(four.stdout).toBe(`["${FINALIZER}"]`);
+    // A route created with a finalizer of someone else's keeps it, and gets ours after it.
+    const held = v2Route("five", { namespace: POLICY_NS });
+    const five = await kubectl(
+      ["create", "-f", "-", "-o", "jsonpath={.metadata.finalizers}"],
+      toYaml({ ...held, metadata: { ...held.metadata, finalizers: ["example.com/hold"] } }),
+    );
+    expect(five.stdout, five.stderr).toBe(`["example.com/hold","${FINALIZER}"]`);
+    expect(await calls("/mutate")).toBe(mutateBefore);
+    expect(await calls("/validate")).toBeGreaterThanOrEqual(validateBefore + 3);
+
+    // An update that drops the finalizer is /mutate's: it puts it back.
+    const dropped = await kubectl([
+      "patch",
+      "edgeroutes.v2.net.10xdev.io",
+      "three",
+      "-n",
+      POLICY_NS,
+      "--type=json",
+      "-p",
+      '[{"op":"remove","path":"/metadata/finalizers"}]',
+    ]);
+    expect(dropped.code, dropped.stderr).toBe(0);
+    const back = await kubectl([
+      "get",
+      "edgeroutes.v2.net.10xdev.io",
+      "three",
+      "-n",
+      POLICY_NS,
+      "-o",
+      "jsonpath={.metadata.finalizers}",
+    ]);
+    expect(back.stdout).toBe(`["${FINALIZER}"]`);
+    expect(await calls("/mutate")).toBe(mutateBefore + 1);
+  });
+
   it("upgrades with a changed value and keeps every route", async () => {
     const up = await cp.helm([
       "upgrade",
@@ -675,7 +787,7 @@ describe("helm install out of cluster, on the real apiserver", () => {
     ).toHaveLength(2);
     const hooks = await kubectl([
       "get",
-      "mutatingwebhookconfigurations,validatingwebhookconfigurations",
+      "mutatingwebhookconfigurations,validatingwebhookconfigurations,mutatingadmissionpolicies,mutatingadmissionpolicybindings",
       "-o",
       "name",
     ]);

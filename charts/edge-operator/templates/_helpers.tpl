@@ -157,3 +157,15 @@ service:
 {{- fail "dataPlane.xds.plaintext.port must differ from dataPlane.xds.port" }}
 {{- end }}
 {{- end }}
+
+{{/*
+Non-empty when the finalizer is added by a MutatingAdmissionPolicy: always,
+never, or (auto) where the cluster serves the v1 API (GA in 1.36; `helm
+template` knows it only from --kube-version or --api-versions).
+*/}}
+{{- define "edge-operator.finalizerPolicy" -}}
+{{- $mode := .Values.webhook.finalizerPolicy | default "auto" -}}
+{{- if eq $mode "enabled" -}}true
+{{- else if and (eq $mode "auto") (or (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") (semverCompare ">=1.36.0-0" .Capabilities.KubeVersion.Version)) -}}true
+{{- end -}}
+{{- end }}
