@@ -269,7 +269,9 @@ const classifyProcess: Classify = (argv, pid) => {
   if (exe.endsWith("kube-apiserver")) return "kube-apiserver";
   if (exe.endsWith("/etcd")) return "etcd";
   if (argv.includes("--noop") && argv.some((a) => a.includes("write-path.bench"))) return "no-op webhooks";
-  if (argv.some((a) => a.endsWith("cli/main.js"))) {
+  // Node itself, not the bash supervisor whose arguments name the same command
+  // (a SIGUSR2 for the profile would end the supervisor).
+  if (/(^|\/)node$/.test(exe) && argv.some((a) => a.endsWith("cli/main.js"))) {
     if (argv.includes("serve")) return "serve";
     if (argv.includes("watch")) return "watch";
   }
