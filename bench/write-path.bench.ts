@@ -28,6 +28,8 @@
 //   APISERVER_PROF_DIR (a Go CPU profile of kube-apiserver over the first APISERVER_PROF_SECONDS (3) of each segment,
 //     read with `go tool pprof -top`),
 //   ONLY_VERSION (v1 or v2: only that version's segments),
+//   FINALIZER_POLICY (the chart's webhook.finalizerPolicy: disabled, its default, or enabled; the first creates
+//     wait out the apiserver's 503s while its policy plugin learns the new CRD),
 //   DATAPLANE (memory, the demo's; or xds, the chart's default: serve's ADS server on a free port, no client).
 
 import { fork } from "node:child_process";
@@ -65,6 +67,7 @@ const DELETE_TIMEOUT_MS = Number(process.env.DELETE_TIMEOUT_SECONDS ?? 900) * 10
 const SETTLE_MS = 3000;
 const APISERVER_PROF_DIR = process.env.APISERVER_PROF_DIR;
 const APISERVER_PROF_SECONDS = Number(process.env.APISERVER_PROF_SECONDS ?? 3);
+const FINALIZER_POLICY = process.env.FINALIZER_POLICY;
 const ONLY_VERSION = process.env.ONLY_VERSION as Version | undefined;
 const DATAPLANE = process.env.DATAPLANE === "xds" ? "xds" : "memory";
 const FLOOR_GROUP = "floor.10xdev.io";
@@ -373,7 +376,10 @@ async function run(teardown: Teardown): Promise<void> {
     {
       runId: `writepath${process.pid}`,
       progress,
-      chartArgs: STORAGE ? ["--set", `crd.storageVersion=${STORAGE}`] : [],
+      chartArgs: [
+        ...(STORAGE ? ["--set", `crd.storageVersion=${STORAGE}`] : []),
+        ...(FINALIZER_POLICY ? ["--set", `webhook.finalizerPolicy=${FINALIZER_POLICY}`] : []),
+      ],
       ...(DATAPLANE === "xds" ? { serveArgs: ["--dataplane", "xds", "--xds-listen", "127.0.0.1:0"] } : {}),
       ...(CPU_PROF_DIR
         ? {

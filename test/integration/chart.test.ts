@@ -19,6 +19,7 @@ import {
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { startServe, type ServeProcess } from "../harness/operator.js";
 import { httpsJson } from "../harness/operator-stack.js";
+import { waitFor } from "../harness/process.js";
 import { FINALIZER } from "../../src/api/types.js";
 import { EnvoyProtos } from "../envoy/envoy-proto.js";
 import { REPO_ROOT } from "../harness/testbin.js";
@@ -542,7 +543,7 @@ describe("the rendered objects equal what the TypeScript builders make", () => {
     ["in cluster", [], { service: { name: FULLNAME, namespace: NS, port: 443 } }],
     ["out of cluster", URL_MODE, { url: "https://127.0.0.1:9443", caBundle: "Q0E=" }],
   ] as [string, string[], WebhookClient][])("the webhook configurations, %s", async (_mode, args, client) => {
-    const docs = await render(args);
+    const docs = await render([...args, "--set", "webhook.finalizerPolicy=enabled"]);
     const opts = {
       client,
       name: FULLNAME,
@@ -563,27 +564,33 @@ describe("the rendered objects equal what the TypeScript builders make", () => {
     }
   });
 
+  const ENABLED = ["--set", "webhook.finalizerPolicy=enabled"];
   it.each([
-    ["on 1.36 (auto)", [], true],
-    ["on 1.35 (auto)", ["--kube-version", "1.35.0"], false],
+    ["by default", [], false],
+    ["enabled, on 1.36", ENABLED, true],
     [
-      "on 1.35 serving the v1 API (auto)",
+      "enabled, on 1.35 serving the v1 API",
       [
         "--kube-version",
         "1.35.0",
         "--api-versions",
         "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy",
+        ...ENABLED,
       ],
       true,
     ],
-    ["disabled", ["--set", "webhook.finalizerPolicy=disabled"], false],
-    ["enabled on 1.35", ["--kube-version", "1.35.0", "--set", "webhook.finalizerPolicy=enabled"], true],
   ] as [string, string[], boolean][])("the finalizer policy, %s", async (_mode, args, rendered) => {
     const kinds = (await render(args)).map((d) => d.kind);
     expect(kinds.includes("MutatingAdmissionPolicy")).toBe(rendered);
     expect(kinds.includes("MutatingAdmissionPolicyBinding")).toBe(rendered);
-    // Without the policy /mutate adds the finalizer: it is registered either way.
+    // /mutate adds the finalizer where the policy does not: it is registered either way.
     expect(kinds).toContain("MutatingWebhookConfiguration");
+  });
+
+  it("refuses the finalizer policy where the cluster cannot run it", async () => {
+    await expect(render(["--kube-version", "1.35.0", ...ENABLED])).rejects.toThrow(
+      "webhook.finalizerPolicy=enabled needs admissionregistration.k8s.io/v1 MutatingAdmissionPolicy",
+    );
   });
 });
 
@@ -690,10 +697,43 @@ describe("helm install out of cluster, on the real apiserver", () => {
         n += Number(m[1]);
       return n;
     };
+    const finalizersOf = (resource: string, name: string) =>
+      kubectl(["get", resource, name, "-n", POLICY_NS, "-o", "jsonpath={.metadata.finalizers}"]);
+    // As docs/install.md says: enabled by an upgrade once the CRD exists.
+    const up = await cp.helm([
+      "upgrade",
+      RELEASE,
+      CHART,
+      "-n",
+      NS,
+      "--reuse-values",
+      "--set",
+      "webhook.finalizerPolicy=enabled",
+    ]);
+    expect(up.code, up.stderr).toBe(0);
     const policy = await kubectl(["get", "mutatingadmissionpolicy", `${FULLNAME}-finalizer`, "-o", "name"]);
     expect(policy.code, policy.stderr).toBe(0);
     // A namespace of their own: the tests below count the routes in "apps".
     expect((await kubectl(["create", "namespace", POLICY_NS])).code).toBe(0);
+    // The policy is in force once a server-side dry-run create passes without
+    // a /mutate call: until the apiserver's policy plugin has seen the new
+    // binding, /mutate adds the finalizer, and until it has read the CRD's
+    // schema (a 5 s poll) a create gets 503 "Resource kind ... not found".
+    await waitFor(
+      "a create that the finalizer policy admits without /mutate",
+      async () => {
+        const before = await calls("/mutate");
+        const dry = await kubectl(
+          ["create", "--dry-run=server", "-f", "-", "-o", "jsonpath={.metadata.finalizers}"],
+          toYaml(v2Route("probe", { namespace: POLICY_NS })),
+        );
+        return dry.code === 0 && dry.stdout === `["${FINALIZER}"]` && (await calls("/mutate")) === before
+          ? true
+          : undefined;
+      },
+      60_000,
+      500,
+    );
     const [mutateBefore, validateBefore] = [await calls("/mutate"), await calls("/validate")];
     const created = await kubectl(
       ["apply", "-f", "-"],
@@ -712,15 +752,7 @@ describe("helm install out of cluster, on the real apiserver", () => {
     // The defaults are the CRD schema's: v2Route leaves out the weight.
     expect(three.spec.rules[0]?.backends[0]?.weight).toBe(1);
     expect(three.spec.rules[0]?.matches[0]?.path.type).toBe("PathPrefix");
-    const four = await kubectl([
-      "get",
-      "edgeroutes.v1.net.10xdev.io",
-      "four",
-      "-n",
-      POLICY_NS,
-      "-o",
-      "jsonpath={.metadata.finalizers}",
-    ]);
+    const four = await finalizersOf("edgeroutes.v1.net.10xdev.io", "four");
     expect(four.stdout).toBe(`["${FINALIZER}"]`);
     // A route created with a finalizer of someone else's keeps it, and gets ours after it.
     const held = v2Route("five", { namespace: POLICY_NS });
@@ -744,15 +776,7 @@ describe("helm install out of cluster, on the real apiserver", () => {
       '[{"op":"remove","path":"/metadata/finalizers"}]',
     ]);
     expect(dropped.code, dropped.stderr).toBe(0);
-    const back = await kubectl([
-      "get",
-      "edgeroutes.v2.net.10xdev.io",
-      "three",
-      "-n",
-      POLICY_NS,
-      "-o",
-      "jsonpath={.metadata.finalizers}",
-    ]);
+    const back = await finalizersOf("edgeroutes.v2.net.10xdev.io", "three");
     expect(back.stdout).toBe(`["${FINALIZER}"]`);
     expect(await calls("/mutate")).toBe(mutateBefore + 1);
   });

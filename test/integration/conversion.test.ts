@@ -3,6 +3,7 @@
 // No admission webhooks are registered here.
 
 import fc from "fast-check";
+import { mutateRoute } from "../../src/webhooks/mutate.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CustomObjectsApi } from "@kubernetes/client-node";
 import { parse, stringify as toYaml } from "yaml";
@@ -70,6 +71,14 @@ const twoRules: EdgeRouteSpecV2 = {
     },
   ],
 };
+
+/** The spec as /mutate would default it, which the CRD schema's defaults must match. */
+function withV2Defaults(spec: EdgeRouteSpecV2): EdgeRouteSpecV2 {
+  const mutated = mutateRoute({ apiVersion: `${GROUP}/v2`, metadata: {}, spec }, "CREATE") as {
+    spec: EdgeRouteSpecV2;
+  };
+  return mutated.spec;
+}
 
 describe("EdgeRoute v1 and v2 served side by side", () => {
   it("kubectl applies a v1 and a v2 object and reads each in both versions", async () => {
@@ -254,7 +263,8 @@ describe("EdgeRoute v1 and v2 served side by side", () => {
         expect(one?.spec, m.name).toStrictEqual(spec);
         expect(two?.spec, m.name).toStrictEqual(specV2Of(spec));
       } else {
-        const spec = m.spec as EdgeRouteSpecV2;
+        // Stored as the apiserver defaults it (the CRD schema's defaults, the same as /mutate's).
+        const spec = withV2Defaults(m.spec as EdgeRouteSpecV2);
         expect(two?.spec, m.name).toStrictEqual(spec);
         expect(one?.spec, m.name).toStrictEqual(projectV1(spec));
         const annotation = one?.metadata.annotations?.[V2_SPEC_ANNOTATION];

@@ -159,13 +159,16 @@ service:
 {{- end }}
 
 {{/*
-Non-empty when the finalizer is added by a MutatingAdmissionPolicy: always,
-never, or (auto) where the cluster serves the v1 API (GA in 1.36; `helm
-template` knows it only from --kube-version or --api-versions).
+Non-empty when the finalizer is added by a MutatingAdmissionPolicy
+(webhook.finalizerPolicy: enabled); a cluster without the v1 API is an error,
+not a silent fallback (`helm template` knows the cluster only from
+--kube-version or --api-versions).
 */}}
 {{- define "edge-operator.finalizerPolicy" -}}
-{{- $mode := .Values.webhook.finalizerPolicy | default "auto" -}}
-{{- if eq $mode "enabled" -}}true
-{{- else if and (eq $mode "auto") (or (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") (semverCompare ">=1.36.0-0" .Capabilities.KubeVersion.Version)) -}}true
+{{- if eq (.Values.webhook.finalizerPolicy | default "disabled") "enabled" -}}
+{{- if not (or (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") (semverCompare ">=1.36.0-0" .Capabilities.KubeVersion.Version)) -}}
+{{- fail "webhook.finalizerPolicy=enabled needs admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (Kubernetes 1.36 or later)" -}}
+{{- end -}}
+true
 {{- end -}}
 {{- end }}
