@@ -29,26 +29,26 @@ function cpuSeconds(pid: string): number | undefined {
   }
 }
 
-/** The pids the classifier gives this name. */
-export function pidsOf(classify: Classify, name: string): number[] {
-  const out: number[] = [];
-  for (const pid of readdirSync("/proc")) {
-    if (!/^\d+$/.test(pid)) continue;
-    const argv = readArgv(pid);
-    if (argv && argv.length > 0 && classify(argv, Number(pid)) === name) out.push(Number(pid));
-  }
-  return out;
-}
-
-/** CPU seconds by name, summed over the processes the classifier names. */
-export function sampleCpu(classify: Classify): Map<string, number> {
-  const out = new Map<string, number>();
+/** Every process the classifier names, with that name. */
+function* named(classify: Classify): Generator<{ pid: string; name: string }> {
   for (const pid of readdirSync("/proc")) {
     if (!/^\d+$/.test(pid)) continue;
     const argv = readArgv(pid);
     if (!argv || argv.length === 0) continue;
     const name = classify(argv, Number(pid));
-    if (name === undefined) continue;
+    if (name !== undefined) yield { pid, name };
+  }
+}
+
+/** The pids the classifier gives this name. */
+export function pidsOf(classify: Classify, name: string): number[] {
+  return [...named(classify)].filter((p) => p.name === name).map((p) => Number(p.pid));
+}
+
+/** CPU seconds by name, summed over the processes the classifier names. */
+export function sampleCpu(classify: Classify): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const { pid, name } of named(classify)) {
     const s = cpuSeconds(pid);
     if (s !== undefined) out.set(name, (out.get(name) ?? 0) + s);
   }

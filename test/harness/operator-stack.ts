@@ -13,6 +13,7 @@ import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "./
 import type { ControlPlane } from "./control-plane.js";
 import { startCli, startServe, type ServeProcess } from "./operator.js";
 import { waitFor, type Supervised } from "./process.js";
+import { reconcileCall } from "./reconcile-call.js";
 
 export const SYSTEM_NAMESPACE = "edge-system";
 
@@ -55,7 +56,6 @@ export interface StackOptions {
 }
 
 export { httpsJson } from "../../src/testenv/https-json.js";
-import { reconcileCall } from "./reconcile-call.js";
 
 async function must(
   what: string,

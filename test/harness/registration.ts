@@ -1,8 +1,9 @@
 // How the apiserver is told to call /mutate and /validate: one
 // MutatingWebhookConfiguration and one ValidatingWebhookConfiguration for
-// edgeroutes.net.10xdev.io, and the MutatingAdmissionPolicy that adds the
-// finalizer on create inside the apiserver. The chart renders the same
-// objects; its tests compare against these builders.
+// edgeroutes.net.10xdev.io, and (opt-in, webhook.finalizerPolicy) the
+// MutatingAdmissionPolicy that adds the finalizer on create inside the
+// apiserver. The chart renders the same objects; its tests compare against
+// these builders.
 
 import {
   API_VERSION_V1,
@@ -74,8 +75,6 @@ export function operatorMatchConditions(users: readonly string[]): MatchConditio
   ];
 }
 
-export const MUTATE_NEEDED_CONDITION = "lacks-the-finalizer-or-carries-a-v2-spec";
-
 /**
  * /mutate is called only when it has something to do: the finalizer is
  * missing (a create where the finalizer policy is not installed, an update
@@ -86,7 +85,7 @@ export const MUTATE_NEEDED_CONDITION = "lacks-the-finalizer-or-carries-a-v2-spec
  */
 export function mutateNeededCondition(): MatchCondition {
   return {
-    name: MUTATE_NEEDED_CONDITION,
+    name: "lacks-the-finalizer-or-carries-a-v2-spec",
     expression:
       `!has(object.metadata.finalizers) || !('${FINALIZER}' in object.metadata.finalizers)` +
       ` || (object.apiVersion == '${API_VERSION_V1}' && has(object.metadata.annotations)` +
@@ -216,8 +215,6 @@ export interface FinalizerPolicySpec {
   mutations: { patchType: "JSONPatch"; jsonPatch: { expression: string } }[];
 }
 
-export const FINALIZER_POLICY_SUFFIX = "finalizer";
-
 /**
  * The finalizer on create, added by the apiserver itself (CEL, no webhook
  * call): a MutatingAdmissionPolicy runs before the mutating webhooks, so the
@@ -232,7 +229,7 @@ export function finalizerPolicy(
   AdmissionPolicy<"MutatingAdmissionPolicy", FinalizerPolicySpec>,
   AdmissionPolicy<"MutatingAdmissionPolicyBinding", { policyName: string }>,
 ] {
-  const name = `${opts.name ?? DEFAULT_REGISTRATION_NAME}-${FINALIZER_POLICY_SUFFIX}`;
+  const name = `${opts.name ?? DEFAULT_REGISTRATION_NAME}-finalizer`;
   return [
     {
       apiVersion: "admissionregistration.k8s.io/v1",

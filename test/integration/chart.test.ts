@@ -597,6 +597,9 @@ describe("the rendered objects equal what the TypeScript builders make", () => {
 describe("helm install out of cluster, on the real apiserver", () => {
   const kubectl = async (args: string[], input?: string) =>
     cp.kubectl(args, input === undefined ? {} : { input });
+  /** `helm upgrade --reuse-values` of the release with these `--set` values. */
+  const upgrade = (...values: string[]) =>
+    cp.helm(["upgrade", RELEASE, CHART, "-n", NS, "--reuse-values", ...values.flatMap((v) => ["--set", v])]);
 
   beforeAll(async () => {
     serve = await startServe({ env: { KUBECONFIG: cp.kubeconfig } });
@@ -700,16 +703,7 @@ describe("helm install out of cluster, on the real apiserver", () => {
     const finalizersOf = (resource: string, name: string) =>
       kubectl(["get", resource, name, "-n", POLICY_NS, "-o", "jsonpath={.metadata.finalizers}"]);
     // As docs/install.md says: enabled by an upgrade once the CRD exists.
-    const up = await cp.helm([
-      "upgrade",
-      RELEASE,
-      CHART,
-      "-n",
-      NS,
-      "--reuse-values",
-      "--set",
-      "webhook.finalizerPolicy=enabled",
-    ]);
+    const up = await upgrade("webhook.finalizerPolicy=enabled");
     expect(up.code, up.stderr).toBe(0);
     const policy = await kubectl(["get", "mutatingadmissionpolicy", `${FULLNAME}-finalizer`, "-o", "name"]);
     expect(policy.code, policy.stderr).toBe(0);
@@ -782,16 +776,7 @@ describe("helm install out of cluster, on the real apiserver", () => {
   });
 
   it("upgrades with a changed value and keeps every route", async () => {
-    const up = await cp.helm([
-      "upgrade",
-      RELEASE,
-      CHART,
-      "-n",
-      NS,
-      "--reuse-values",
-      "--set",
-      "crd.v1.deprecated=true",
-    ]);
+    const up = await upgrade("crd.v1.deprecated=true");
     expect(up.code, up.stderr).toBe(0);
     const v1 = await kubectl(["get", "edgeroutes.v1.net.10xdev.io", "-n", "apps", "-o", "name"]);
     expect(v1.stdout.trim().split("\n").sort()).toEqual([
