@@ -1,9 +1,11 @@
-// Builds the control plane's binaries once per run, before any test file, and
-// after the run checks that no etcd or kube-apiserver of ours is left behind.
+// Builds the control plane's binaries (and hack/xds-go) once per run, before any
+// test file, and after the run checks that no etcd or kube-apiserver of ours is
+// left behind.
 
 import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
 import { ensureTestbin } from "./testbin.js";
+import { ensureXdsGo, XDS_GO_ERROR_ENV } from "./xds-go.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -39,6 +41,13 @@ export default function setup(project: TestProject): () => void {
   project.provide("testbinDir", res.binDir);
   project.provide("runId", runId);
   process.env.EDGE_TESTBIN_BIN = res.binDir;
+  // Built here, not inside a test's timeout. A failure fails only the suites that use it.
+  try {
+    process.env.EDGE_XDS_GO_BIN = ensureXdsGo();
+  } catch (err) {
+    process.env[XDS_GO_ERROR_ENV] = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`\n!!! hack/xds-go is not available: ${process.env[XDS_GO_ERROR_ENV]} !!!\n\n`);
+  }
   return () => {
     // Give supervisors a moment to finish stopping what they ran.
     let stray = strayProcesses(res.binDir, runId);

@@ -28,12 +28,19 @@ export interface EchoBackend {
   stop(): void;
 }
 
-export async function startEchoBackend(name: string): Promise<EchoBackend> {
+export interface EchoBackendOptions {
+  /** Answer each call this long after it came (for a client's timeouts); default at once. */
+  readonly delayMs?: number;
+}
+
+export async function startEchoBackend(name: string, opts: EchoBackendOptions = {}): Promise<EchoBackend> {
   const server = new grpc.Server();
   let calls = 0;
+  const answer = (callback: grpc.sendUnaryData<Buffer>): void => callback(null, Buffer.from(name));
   const reply: grpc.handleUnaryCall<Buffer, Buffer> = (_call, callback) => {
     calls++;
-    callback(null, Buffer.from(name));
+    if (opts.delayMs === undefined) answer(callback);
+    else setTimeout(() => answer(callback), opts.delayMs);
   };
   server.addService({ Call: unary(ECHO_METHOD) }, { Call: reply });
   server.addService({ Call: unary(OTHER_METHOD) }, { Call: reply });
