@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -72,6 +74,44 @@ func (rawCodec) Unmarshal(data mem.BufferSlice, v any) error {
 type channels struct {
 	mu    sync.Mutex
 	conns map[string]*grpc.ClientConn
+	// Extra options for every channel (the dial map's dialer).
+	opts []grpc.DialOption
+}
+
+// dialMapEnv names the dial map: "FROM=TO,FROM=TO", IP addresses. With it, a
+// channel dials a backend address FROM:PORT as TO:PORT and refuses any
+// address the map does not name. It lets backends on loopback be published
+// under addresses the apiserver accepts in EndpointSlices (TEST-NET-1,
+// 192.0.2.x: never routed). The ADS connection itself is the xDS client's own
+// and is not touched.
+const dialMapEnv = "XDS_GO_DIAL_MAP"
+
+func dialMapOptions() ([]grpc.DialOption, error) {
+	spec := strings.TrimSpace(os.Getenv(dialMapEnv))
+	if spec == "" {
+		return nil, nil
+	}
+	m := map[string]string{}
+	for _, pair := range strings.Split(spec, ",") {
+		from, to, ok := strings.Cut(strings.TrimSpace(pair), "=")
+		if !ok || net.ParseIP(from) == nil || net.ParseIP(to) == nil {
+			return nil, fmt.Errorf("%s: %q is not FROM=TO with two IP addresses", dialMapEnv, pair)
+		}
+		m[from] = to
+	}
+	var d net.Dialer
+	dial := func(ctx context.Context, addr string) (net.Conn, error) {
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("dial map: %q: %w", addr, err)
+		}
+		to, ok := m[host]
+		if !ok {
+			return nil, fmt.Errorf("dial map: %s is not in %s", addr, dialMapEnv)
+		}
+		return d.DialContext(ctx, "tcp", net.JoinHostPort(to, port))
+	}
+	return []grpc.DialOption{grpc.WithContextDialer(dial)}, nil
 }
 
 func (c *channels) get(target string) (*grpc.ClientConn, error) {
@@ -80,7 +120,8 @@ func (c *channels) get(target string) (*grpc.ClientConn, error) {
 	if cc, ok := c.conns[target]; ok {
 		return cc, nil
 	}
-	cc, err := grpc.NewClient(target, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	opts := append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, c.opts...)
+	cc, err := grpc.NewClient(target, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -114,10 +155,14 @@ func runClient(in io.Reader, out io.Writer) error {
 		os.Exit(3)
 	})
 	o := newJSONOut(out)
-	chans := &channels{conns: map[string]*grpc.ClientConn{}}
+	dialOpts, err := dialMapOptions()
+	if err != nil {
+		return err
+	}
+	chans := &channels{conns: map[string]*grpc.ClientConn{}, opts: dialOpts}
 	var running sync.WaitGroup
 	o.write(map[string]bool{"ready": true})
-	err := lines(in, func(line []byte) error {
+	err = lines(in, func(line []byte) error {
 		var cmd command
 		if err := json.Unmarshal(line, &cmd); err != nil {
 			o.write(answer{ID: cmd.ID, Code: "InvalidArgument", Message: "not a command: " + err.Error()})
