@@ -32,6 +32,25 @@ export type ProgramResult =
       readonly detail: string;
     };
 
+/** Where one route stands with the data plane. */
+export type RouteProgramming =
+  | { readonly ok: true }
+  | {
+      readonly ok: false;
+      readonly reason: ProgramFailureReason;
+      readonly message: string;
+      /** No client that could serve it holds any version of it. */
+      readonly unserved?: boolean;
+    };
+
+/** Per route, for a data plane whose clients each take only some routes (xds). */
+export interface RouteStanding {
+  /** A route the snapshot holds: every client it was sent to holds it. */
+  live(key: string): RouteProgramming;
+  /** A deleted route, by its host names (none: every host): no client that may have held it still does. */
+  deleted(hostnames: readonly string[]): RouteProgramming;
+}
+
 export interface ProgramOptions {
   /** When the snapshot's inputs were read: a data plane never takes a snapshot read before the one it holds. */
   readonly read?: ReadRevision;
@@ -71,6 +90,12 @@ export interface DataPlane {
    * yet. Rejects when the data plane cannot be reached.
    */
   current(signal?: AbortSignal): Promise<string | undefined>;
+  /**
+   * Where each route stands on `version`, when the data plane serves it and
+   * its clients take different routes; undefined: the program() result speaks
+   * for every route.
+   */
+  standing?(version: string): RouteStanding | undefined;
 }
 
 /** An abort is not a push failure: it goes up to the caller, who is gone. */

@@ -2,7 +2,7 @@
 // pure functions of what the reconcile read and what the data plane did.
 
 import type { EdgeRouteV2 } from "../api/types.js";
-import type { ProgramFailureReason } from "../dataplane/dataplane.js";
+import type { RouteProgramming } from "../dataplane/dataplane.js";
 import { describeDropped } from "../routing/claims.js";
 import type { DesiredCondition } from "./conditions.js";
 import type { RouteOutcome } from "../envoy/snapshot.js";
@@ -33,15 +33,13 @@ export function acceptedFrom(outcome: RouteOutcome): DesiredCondition {
   return { type: "Accepted", status: "True", reason: "Valid", message };
 }
 
-export type PushVerdict =
-  | { readonly ok: true }
-  | {
-      readonly ok: false;
-      readonly reason: ProgramFailureReason;
-      readonly message: string;
-      /** Nothing serves any route (no data-plane client): a deleted route's finalizer may go. */
-      readonly unserved?: boolean;
-    };
+/** What the data plane did with the snapshot, for every route or for one (RouteStanding). */
+export type PushVerdict = RouteProgramming;
+
+/** Whether a route waits on data-plane clients (none connected that take it, or not all answered): looked at again steadily. */
+export function waitsOnClients(v: PushVerdict): boolean {
+  return !v.ok && (v.reason === "NoDataPlane" || v.reason === "Pending");
+}
 
 /** Programmed, from the verdict and whether the data plane took the snapshot that holds the route. */
 export function programmedFrom(outcome: RouteOutcome, push: PushVerdict): DesiredCondition {
@@ -55,3 +53,11 @@ export function programmedFrom(outcome: RouteOutcome, push: PushVerdict): Desire
     message: "the data plane serves this route",
   };
 }
+
+/** A deleted route not yet let go: whatever held it may have dropped it, so it no longer says it is served. */
+export const deprogramming: DesiredCondition = {
+  type: "Programmed",
+  status: "False",
+  reason: "Pending",
+  message: "deleted: waiting until every xDS client it was sent to holds a snapshot without it",
+};

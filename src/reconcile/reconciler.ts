@@ -19,6 +19,8 @@ import {
   backendServices,
   pendingNotAccepted,
   programmedFrom,
+  deprogramming,
+  waitsOnClients,
   type PushVerdict,
 } from "./acceptance.js";
 import { ClusterReader, type ClusterView } from "./cluster-reader.js";
@@ -36,7 +38,7 @@ import {
   type Snapshot,
   type SnapshotOptions,
 } from "../envoy/snapshot.js";
-import type { DataPlane } from "../dataplane/dataplane.js";
+import type { DataPlane, RouteStanding } from "../dataplane/dataplane.js";
 import type { ReadRevision } from "../dataplane/read-revision.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
 import { WrittenStatuses } from "./written-statuses.js";
@@ -258,14 +260,18 @@ export class Reconciler {
       return { result: "done", did: report, enqueue: [SNAPSHOT_KEY] };
     }
     const stale = { count: 0 };
-    await this.settleTerminating(terminating, push, report, signal, stale);
-    const deferred = await this.writeStatuses(live, snapshot, push, report, signal, stale);
+    // Per route where the data plane's clients take different routes (xds): a client's
+    // NACK or wait marks only the routes it was sent.
+    const routes = this.dataPlane.standing?.(snapshot.version);
+    const waiting = { count: 0 };
+    await this.settleTerminating(terminating, push, routes, report, signal, stale, waiting);
+    const deferred = await this.writeStatuses(live, snapshot, push, routes, report, signal, stale, waiting);
     if (report.length === 0) report.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
 
     // Waiting on xDS clients (none connected, or not all answered) is looked at again
     // steadily, not with a growing backoff: the first client to connect should see
     // its routes Programmed within seconds.
-    if (!push.ok && (push.reason === "NoDataPlane" || push.reason === "Pending"))
+    if (waitsOnClients(push) || waiting.count > 0)
       return { result: "requeue", did: report, requeueAfterMs: this.opts.clientWaitRequeueMs ?? 5_000 };
     if (!push.ok) return { result: "requeue", did: report };
     // A stale write: once more from a fresher read. Not a requeue, whose backoff
@@ -317,16 +323,19 @@ export class Reconciler {
   private async settleTerminating(
     terminating: readonly EdgeRouteV2[],
     push: PushVerdict,
+    routes: RouteStanding | undefined,
     report: string[],
     signal: AbortSignal | undefined,
     stale: { count: number },
+    waiting: { count: number },
   ): Promise<void> {
     let released = 0;
     let stuck = 0;
     await eachConcurrently(terminating, this.opts.writeConcurrency ?? 32, async (route) => {
       signal?.throwIfAborted();
+      const own = routes?.deleted(route.spec?.hostnames ?? []) ?? push;
       // The data plane holds a snapshot without this route (or holds nothing): traffic no longer goes to it.
-      if (push.ok || ("unserved" in push && push.unserved)) {
+      if (own.ok || own.unserved === true) {
         try {
           if (await releaseFinalizer(this.kube, route, undefined, undefined, signal)) released++;
         } catch (e) {
@@ -346,14 +355,18 @@ export class Reconciler {
               status: "False",
               reason: "DeprogramStuck",
               // No words from the failure itself: they change from retry to retry.
-              message: `the data plane has not taken a snapshot without this route since it was deleted (${push.reason}); the finalizer ${FINALIZER} stays until it does, or until 'edge-operator finalizer release' removes it`,
+              message: `the data plane has not taken a snapshot without this route since it was deleted (${own.reason}); the finalizer ${FINALIZER} stays until it does, or until 'edge-operator finalizer release' removes it`,
             },
           ],
           signal,
           stale,
         );
         if (wrote) this.log.warn({ route: routeKey(route) }, "deprogramming stuck");
+        return;
       }
+      if (waitsOnClients(own)) waiting.count++;
+      // Some client may already have dropped it: no longer Programmed=True.
+      await this.writeStatus(route, [deprogramming], signal, stale);
     });
     if (released > 0) report.push(`released the finalizer of ${released} deleted route(s)`);
     if (stuck > 0) report.push(`${stuck} deleted route(s) stuck waiting for the data plane`);
@@ -370,9 +383,11 @@ export class Reconciler {
     live: readonly EdgeRouteV2[],
     snapshot: Snapshot,
     push: PushVerdict,
+    routes: RouteStanding | undefined,
     report: string[],
     signal: AbortSignal | undefined,
     stale: { count: number },
+    waiting: { count: number },
   ): Promise<number> {
     const byKey = new Map(live.map((r) => [routeKey(r), r]));
     const deadline = Date.now() + (this.opts.writeBudgetMs ?? 20_000);
@@ -382,7 +397,9 @@ export class Reconciler {
     await eachConcurrently(snapshot.outcomes, this.opts.writeConcurrency ?? 32, async (outcome) => {
       const route = byKey.get(outcome.key);
       if (!route) return;
-      const desired = [acceptedFrom(outcome), programmedFrom(outcome, push)];
+      const own = (outcome.accepted ? routes?.live(outcome.key) : undefined) ?? push;
+      if (outcome.accepted && waitsOnClients(own)) waiting.count++;
+      const desired = [acceptedFrom(outcome), programmedFrom(outcome, own)];
       if (!nextStatus(route.status, desired, route.metadata.generation, "")) return;
       if (Date.now() > deadline) {
         deferred++;

@@ -6,6 +6,8 @@
 
 import { isRecord } from "../../api/is-record.js";
 import { combine, type AckVerdict, type ClientStatus } from "./ack-tracker.js";
+import { scopeHasRoutes, type ClientView } from "./route-standing.js";
+import type { Scope } from "./stream.js";
 
 export const ACK_ANNOTATION = "net.10xdev.io/xds-acks";
 export const ACK_COMPONENT = "xds-acks";
@@ -17,6 +19,8 @@ export interface ClientAck {
   readonly acked?: string;
   /** The last version it refused, in its own words. */
   readonly nack?: { readonly version: string; readonly message: string };
+  /** The listeners it asked for (stream.ts); absent in a record of an older writer: every route. */
+  readonly scope?: Scope;
 }
 
 /** One replica's record: the snapshot it serves and where each of its clients stands. */
@@ -37,7 +41,12 @@ export interface StoredRecord extends AckRecord {
 export function encodeRecord(r: AckRecord): string {
   const clients = [...r.clients]
     .sort((a, b) => cmp(a.id, b.id))
-    .map((c) => ({ id: c.id, ...(c.acked ? { acked: c.acked } : {}), ...(c.nack ? { nack: c.nack } : {}) }));
+    .map((c) => ({
+      id: c.id,
+      ...(c.acked ? { acked: c.acked } : {}),
+      ...(c.nack ? { nack: c.nack } : {}),
+      ...(c.scope !== undefined ? { scope: c.scope } : {}),
+    }));
   // `clients` last: the writer compares what follows it to tell a standing's change from a new version served.
   return JSON.stringify({ ...(r.served ? { served: r.served } : {}), clients });
 }
@@ -65,7 +74,18 @@ export function decodeRecord(replica: string, text: string): AckRecord {
         throw new Error(`${ACK_ANNOTATION}.${at}.nack: must be {version: string, message: string}`);
       nack = { version: c.nack.version, message: c.nack.message };
     }
-    return { id: c.id, ...(acked ? { acked } : {}), ...(nack ? { nack } : {}) };
+    let scope: Scope | undefined;
+    if (c.scope !== undefined) {
+      if (c.scope !== "*" && !(Array.isArray(c.scope) && c.scope.every((l) => typeof l === "string")))
+        throw new Error(`${ACK_ANNOTATION}.${at}.scope: must be "*" or an array of strings`);
+      scope = c.scope === "*" ? "*" : (c.scope as string[]);
+    }
+    return {
+      id: c.id,
+      ...(acked ? { acked } : {}),
+      ...(nack ? { nack } : {}),
+      ...(scope !== undefined ? { scope } : {}),
+    };
   });
   return { replica, ...(served ? { served } : {}), clients };
 }
@@ -99,10 +119,20 @@ function cmp(a: string, b: string): number {
  * or none (no client anywhere). The order of the records never matters.
  */
 export function combineRecords(records: Iterable<AckRecord>, version: string): AckVerdict {
-  const clients: { id: string; replica: string; status: ClientStatus }[] = [];
+  return combine(recordClients(records, version).filter((c) => scopeHasRoutes(c.scope)));
+}
+
+/** Every client of every record and where it stands on `version`, in one order whatever the records' order. */
+export function recordClients(records: Iterable<AckRecord>, version: string): ClientView[] {
+  const clients: (ClientView & { replica: string })[] = [];
   for (const r of records)
     for (const c of r.clients)
-      clients.push({ id: c.id, replica: r.replica, status: clientStandingOn(c, version) });
+      clients.push({
+        id: c.id,
+        replica: r.replica,
+        status: clientStandingOn(c, version),
+        scope: c.scope ?? "*",
+      });
   clients.sort(
     (a, b) =>
       cmp(a.id, b.id) ||
@@ -110,7 +140,7 @@ export function combineRecords(records: Iterable<AckRecord>, version: string): A
       cmp(a.status.kind, b.status.kind) ||
       cmp(messageOf(a.status), messageOf(b.status)),
   );
-  return combine(clients);
+  return clients;
 }
 
 function messageOf(s: ClientStatus): string {

@@ -64,6 +64,14 @@ export class TypeAck {
     return true;
   }
 
+  /**
+   * The client changed what it asks for: an ACK before that speaks for what it
+   * asked then (a name it dropped and asks for again, it no longer holds).
+   */
+  resubscribed(): void {
+    this.acked = undefined;
+  }
+
   ackedVersion(): string | undefined {
     return this.acked?.version;
   }

@@ -26,6 +26,20 @@ const route = (name: string, service: string) =>
 const cluster = (service: string) => `shop/${service}:${PORT}`;
 const NODE = { id: "envoy-1", cluster: "edge" };
 
+/** The client's answer to `m`: an ACK, asking for `names` (none: as before, or the wildcard). */
+function ack(
+  s: ReturnType<typeof sotwStream>,
+  m: { type_url: string; version_info: string; nonce: string },
+  names: string[] = [],
+): void {
+  s.send({
+    type_url: m.type_url,
+    version_info: m.version_info,
+    response_nonce: m.nonce,
+    resource_names: names,
+  });
+}
+
 let plane: XdsDataPlane;
 let client: grpc.Client;
 
@@ -60,68 +74,68 @@ describe("State of the World", () => {
     s.send({ type_url: TYPE_URL.listener });
     const lds = (await s.next()).message;
     expect(lds.resources.map((r) => decodeResource(r).name)).toEqual(["http"]);
+    // The route configuration names clusters the client has not ACKed: it waits for them.
     s.send({ type_url: TYPE_URL.routeConfiguration, resource_names: ["edge"] });
+    expect(await s.quiet(200)).toBe(true);
+    ack(s, cds);
+    expect(await s.quiet(200)).toBe(true);
+    ack(s, eds, [cluster("a"), cluster("b")]);
     const rds = (await s.next()).message;
+    expect(rds.type_url).toBe(TYPE_URL.routeConfiguration);
     expect(new Set([cds.nonce, eds.nonce, lds.nonce, rds.nonce]).size).toBe(4);
     // Not ACKed yet: pending, and nothing claims the version.
     expect(plane.server.verdict()).toEqual({ kind: "pending", waiting: ["envoy-1"] });
     expect(await plane.current()).toBeUndefined();
-    for (const m of [cds, eds, lds, rds])
-      s.send({
-        type_url: m.type_url,
-        version_info: m.version_info,
-        response_nonce: m.nonce,
-        resource_names:
-          m.type_url === TYPE_URL.clusterLoadAssignment
-            ? [cluster("a"), cluster("b")]
-            : m.type_url === TYPE_URL.routeConfiguration
-              ? ["edge"]
-              : [],
-      });
+    ack(s, lds);
+    ack(s, rds, ["edge"]);
     expect(await plane.program(two)).toEqual({ ok: true, version: two.version, pushed: false });
     expect(await plane.current()).toBe(two.version);
 
-    // A new route with a new Service: clusters go before the route configuration
-    // that names them; the listener did not change and is not sent.
+    // A new route with a new Service: the cluster goes first; the route configuration
+    // that names it only once the client holds it and its endpoints.
     const pushed = plane.program(three);
     const first = (await s.next()).message;
-    const second = (await s.next()).message;
-    expect([first.type_url, second.type_url]).toEqual([TYPE_URL.cluster, TYPE_URL.routeConfiguration]);
-    expect([first.version_info, second.version_info]).toEqual([three.version, three.version]);
-    s.send({ type_url: TYPE_URL.routeConfiguration, response_nonce: second.nonce, resource_names: ["edge"] });
-    // ACKing CDS while still asking EDS for the old two: not yet holding what the routes need.
-    s.send({ type_url: TYPE_URL.cluster, response_nonce: first.nonce });
+    expect(first.type_url).toBe(TYPE_URL.cluster);
+    expect(first.version_info).toBe(three.version);
+    expect(await s.quiet(200)).toBe(true);
+    ack(s, first);
+    // Holding the cluster but not its endpoints (not even asked for): still no routes.
     expect(await s.quiet(200)).toBe(true);
     expect(plane.server.verdict().kind).toBe("pending");
     // A stale nonce (an answer to an older response) is ignored, names and all.
     s.send({ type_url: TYPE_URL.clusterLoadAssignment, response_nonce: "0", resource_names: [cluster("c")] });
     expect(await s.quiet(200)).toBe(true);
-    s.send({
-      type_url: TYPE_URL.clusterLoadAssignment,
-      response_nonce: eds.nonce,
-      resource_names: [cluster("a"), cluster("b"), cluster("c")],
-    });
+    const abc = [cluster("a"), cluster("b"), cluster("c")];
+    s.send({ type_url: TYPE_URL.clusterLoadAssignment, response_nonce: eds.nonce, resource_names: abc });
     const eds3 = (await s.next()).message;
-    expect(eds3.resources.map((r) => decodeResource(r).cluster_name)).toEqual([
-      cluster("a"),
-      cluster("b"),
-      cluster("c"),
-    ]);
-    s.send({
-      type_url: TYPE_URL.clusterLoadAssignment,
-      response_nonce: eds3.nonce,
-      resource_names: [cluster("a"), cluster("b"), cluster("c")],
-    });
+    expect(eds3.resources.map((r) => decodeResource(r).cluster_name)).toEqual(abc);
+    ack(s, eds3, abc);
+    const rds3 = (await s.next()).message;
+    expect(rds3).toMatchObject({ type_url: TYPE_URL.routeConfiguration, version_info: three.version });
+    ack(s, rds3, ["edge"]);
     expect(await pushed).toEqual({ ok: true, version: three.version, pushed: true });
 
-    // A NACK: the client's words, and the version is nobody's.
+    // Routes b and c deleted: the route configuration goes first; the clusters it no
+    // longer names are removed only once the client took it. Then a NACK: the
+    // client's words, and the version is nobody's.
     const four = adsSnapshot([route("a", "a")], endpoints({ a: [1001] }));
     const refused = plane.program(four);
-    const next = (await s.next()).message;
-    expect(next.type_url).toBe(TYPE_URL.cluster);
+    // Endpoints without b's and c's may come first: in State of the World an
+    // endpoint assignment left out is not removed.
+    let rds4 = (await s.next()).message;
+    if (rds4.type_url === TYPE_URL.clusterLoadAssignment) {
+      ack(s, rds4, abc);
+      rds4 = (await s.next()).message;
+    }
+    expect(rds4.type_url).toBe(TYPE_URL.routeConfiguration);
+    expect(await s.quiet(200)).toBe(true);
+    ack(s, rds4, ["edge"]);
+    const cds4 = (await s.next()).message;
+    expect(cds4.type_url).toBe(TYPE_URL.cluster);
+    expect(cds4.resources.map((r) => decodeResource(r).name)).toEqual([cluster("a")]);
     s.send({
       type_url: TYPE_URL.cluster,
-      response_nonce: next.nonce,
+      response_nonce: cds4.nonce,
       error_detail: { code: 3, message: "cluster a: no" },
     });
     expect(await refused).toEqual({
@@ -214,7 +228,7 @@ describe("State of the World", () => {
 });
 
 describe("Delta", () => {
-  it("sends what differs from what the client holds, removals by name, and takes ACKs and NACKs per nonce", async () => {
+  it("sends what differs from what the client holds, removals by name and last, and takes ACKs and NACKs per nonce", async () => {
     await plane.program(two);
     const d = deltaStream(client);
     d.send({ node: { id: "envoy-delta" }, type_url: TYPE_URL.cluster, resource_names_subscribe: ["*"] });
@@ -233,6 +247,12 @@ describe("Delta", () => {
     const eds = (await d.next()).message;
     d.send({ type_url: TYPE_URL.clusterLoadAssignment, response_nonce: eds.nonce });
     const versions = new Map(eds.resources.map((r) => [r.name, r.version]));
+    d.send({ type_url: TYPE_URL.listener, resource_names_subscribe: ["*"] });
+    const lds = (await d.next()).message;
+    d.send({ type_url: TYPE_URL.listener, response_nonce: lds.nonce });
+    d.send({ type_url: TYPE_URL.routeConfiguration, resource_names_subscribe: ["edge"] });
+    const rds = (await d.next()).message;
+    d.send({ type_url: TYPE_URL.routeConfiguration, response_nonce: rds.nonce });
     expect(await plane.program(two)).toMatchObject({ ok: true });
 
     // b's endpoints move: one ClusterLoadAssignment goes, nothing else.
@@ -246,9 +266,14 @@ describe("Delta", () => {
     d.send({ type_url: TYPE_URL.clusterLoadAssignment, response_nonce: diff.nonce });
     expect(await pushed).toEqual({ ok: true, version: moved.version, pushed: true });
 
-    // Route b deleted: its cluster is removed by name.
+    // Route b deleted: the route configuration goes first; its cluster is removed by
+    // name once the client took routes that no longer name it.
     const onlyA = adsSnapshot([route("a", "a")], endpoints({ a: [1001], b: [2002] }));
     const removed = plane.program(onlyA);
+    const routes = (await d.next()).message;
+    expect(routes).toMatchObject({ type_url: TYPE_URL.routeConfiguration, removed_resources: [] });
+    expect(await d.quiet(200)).toBe(true);
+    d.send({ type_url: TYPE_URL.routeConfiguration, response_nonce: routes.nonce });
     const gone = (await d.next()).message;
     expect(gone).toMatchObject({
       type_url: TYPE_URL.cluster,

@@ -6,7 +6,7 @@
 
 import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../../observability/logger.js";
-import { combine, type AckVerdict, type ClientStatus } from "./ack-tracker.js";
+import { PENDING, combine, type AckVerdict } from "./ack-tracker.js";
 import { ReloadableServerCredentials, type AdsTls } from "./ads-tls.js";
 import { DeltaStream } from "./delta-stream.js";
 import {
@@ -21,6 +21,7 @@ import { scratchJoiner, type ResponseChunks } from "./response-chunks.js";
 import { SotwStream } from "./sotw-stream.js";
 import { WriteBudget, type PacedWriter } from "./write-budget.js";
 import type { AdsStream, StreamHost, StreamReport } from "./stream.js";
+import { scopeHasRoutes, type ClientView } from "./route-standing.js";
 
 // One for both methods: the scratch buffer is as large as the largest response.
 const serializeResponse = scratchJoiner();
@@ -167,18 +168,19 @@ export class AdsServer implements StreamHost {
     for (const w of [...this.watchers]) w();
   }
 
-  /** What the connected clients add up to for the snapshot served now. */
+  /** What the connected clients that take routes add up to for the snapshot served now. */
   verdict(): AckVerdict {
     if (this.snapshot === undefined) return { kind: "none" };
-    return combine(this.statuses());
+    return combine(this.statuses().filter((c) => scopeHasRoutes(c.scope)));
   }
 
   /** Where each connected client stands on the snapshot served now (all pending before the first). */
-  statuses(): { readonly id: string; readonly status: ClientStatus }[] {
+  statuses(): ClientView[] {
     const snapshot = this.snapshot;
     return [...this.streams].map((s) => ({
       id: s.id,
-      status: snapshot ? s.status(snapshot) : { kind: "pending" },
+      status: snapshot ? s.status(snapshot) : PENDING,
+      scope: s.scope(),
     }));
   }
 

@@ -1,31 +1,31 @@
 // One Delta (incremental) ADS stream (DeltaAggregatedResources). The client
-// subscribes and unsubscribes by name (`*` for everything; LDS and CDS with no
-// name at first are wildcard too) and says which versions it already holds;
+// subscribes and unsubscribes by name (subscription.ts: `*` for everything,
+// and the legacy wildcard of LDS and CDS) and says which versions it already holds;
 // each response carries only the resources whose version differs from what the
 // client holds, and the names it holds that are gone. Each response's nonce is
 // ACKed or NACKed; a NACK leaves the client with what it held, so what we think
-// it holds goes back to its last ACK.
+// it holds goes back to its last ACK. What goes when is make-before-break.ts's.
 
 import { ACKED, PENDING, TypeAck, clientStatus, type ClientStatus } from "./ack-tracker.js";
 import { type DeltaDiscoveryRequest, type DeltaResource, type NodeInfo } from "./proto-codec.js";
 import { deltaDiscoveryResponse } from "./response-chunks.js";
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
+import { Held, retainedClusters, routesMayGo, subset, type HeldState } from "./make-before-break.js";
+import { PUSH_ORDER, covers, requiredNames, type XdsSnapshot } from "./resources.js";
+import { Subscription, type Names } from "./subscription.js";
 import {
-  PUSH_ORDER,
-  covers,
-  isWildcardType,
-  requiredNames,
-  type XdsResource,
-  type XdsSnapshot,
-} from "./resources.js";
-import { subset } from "./sotw-stream.js";
-import type { AdsStream, StreamHost, StreamReport, Writable } from "./stream.js";
+  scopeOf,
+  type AdsStream,
+  type Scope,
+  type StreamHost,
+  type StreamReport,
+  type Writable,
+} from "./stream.js";
 
 type Changes = ReadonlyMap<string, string | null>;
 
 interface DeltaType {
-  wildcard: boolean;
-  readonly names: Set<string>;
+  readonly sub: Subscription;
   /** Versions the client holds as far as its ACKs tell. */
   readonly acked: Map<string, string>;
   /** acked, plus the responses not yet answered: what the next diff is taken against. */
@@ -44,11 +44,16 @@ function apply(into: Map<string, string>, changes: Changes): void {
   }
 }
 
-export class DeltaStream implements AdsStream {
+export class DeltaStream implements AdsStream, HeldState {
   readonly protocol = "delta";
   private node: NodeInfo | undefined;
   private readonly types = new Map<string, DeltaType>();
   private nonce = 0;
+  /** The snapshots of the route configurations the client may hold. */
+  private routes = new Held<XdsSnapshot>();
+  /** The route configurations wait for clusters the client does not hold yet. */
+  private routesWaiting = false;
+  private retainedCache: { snapshot: XdsSnapshot; map: ReadonlyMap<string, unknown> } | undefined;
   private bytes = 0;
   private responses = 0;
 
@@ -71,8 +76,7 @@ export class DeltaStream implements AdsStream {
     if (st === undefined) {
       const initial = new Map(Object.entries(req.initial_resource_versions));
       st = {
-        wildcard: isWildcardType(url) && req.resource_names_subscribe.length === 0,
-        names: new Set(),
+        sub: new Subscription(url),
         acked: new Map(initial),
         held: initial,
         pending: new Map(),
@@ -82,34 +86,32 @@ export class DeltaStream implements AdsStream {
       changed = true;
     }
     const nonce = req.response_nonce;
+    let answered = false;
     if (nonce !== "" && st.pending.has(nonce)) {
-      if (req.error_detail) {
-        st.ack.reject(nonce, req.error_detail.message ?? "");
-        this.settle(st, nonce, false);
-      } else {
-        st.ack.ack(nonce);
-        this.settle(st, nonce, true);
-      }
-      this.host.changed();
+      const taken = !req.error_detail;
+      if (taken) st.ack.ack(nonce);
+      else st.ack.reject(nonce, req.error_detail?.message ?? "");
+      this.settle(st, nonce, taken);
+      if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
+      answered = true;
     }
-    for (const n of req.resource_names_subscribe) {
-      if (n === "*") st.wildcard = true;
-      else st.names.add(n);
-      changed = true;
+    const update = st.sub.update(req.resource_names_subscribe, req.resource_names_unsubscribe);
+    for (const n of update.dropped) {
+      st.acked.delete(n);
+      st.held.delete(n);
     }
-    for (const n of req.resource_names_unsubscribe) {
-      if (n === "*") st.wildcard = false;
-      else {
-        st.names.delete(n);
-        st.acked.delete(n);
-        st.held.delete(n);
-      }
-      changed = true;
+    if (url === TYPE_URL.routeConfiguration && st.sub.empty()) this.routes = new Held();
+    this.retainedCache = undefined;
+    const snapshot = this.host.current();
+    if (snapshot !== undefined) {
+      if (changed || update.changed) this.push(snapshot);
+      else if (answered && url === TYPE_URL.routeConfiguration)
+        // Routes taken: the clusters they no longer name may go.
+        this.push(snapshot, [TYPE_URL.cluster, TYPE_URL.clusterLoadAssignment]);
+      // Clusters or endpoints taken: routes that waited for them may go.
+      else if (answered && this.routesWaiting) this.push(snapshot, [TYPE_URL.routeConfiguration]);
     }
-    if (changed) {
-      this.send(url, st);
-      this.host.changed();
-    }
+    this.host.changed();
   }
 
   /** The response `nonce` was answered: its changes join what the client holds, or are dropped. */
@@ -129,30 +131,56 @@ export class DeltaStream implements AdsStream {
     }
   }
 
-  private subscribed(st: DeltaType, name: string): boolean {
-    return st.wildcard || st.names.has(name);
-  }
-
-  push(snapshot: XdsSnapshot): void {
+  push(snapshot: XdsSnapshot, only: readonly string[] = PUSH_ORDER): void {
     for (const url of PUSH_ORDER) {
       const st = this.types.get(url);
-      if (st !== undefined) this.send(url, st, snapshot);
+      if (st === undefined || !only.includes(url)) continue;
+      if (url === TYPE_URL.routeConfiguration) {
+        this.routesWaiting = !routesMayGo(snapshot, this);
+        if (this.routesWaiting) continue;
+      }
+      this.send(url, st, snapshot);
     }
   }
 
-  private send(url: string, st: DeltaType, snapshot = this.host.current()): void {
-    if (snapshot === undefined) return;
+  subscription(url: string): Names | undefined {
+    return this.types.get(url)?.sub;
+  }
+
+  holds(url: string, name: string): boolean {
+    return this.types.get(url)?.acked.has(name) === true;
+  }
+
+  /** The clusters (and their endpoints) not removed yet: the client's routes may still name them. */
+  private retained(snapshot: XdsSnapshot): ReadonlyMap<string, unknown> {
+    if (this.retainedCache?.snapshot !== snapshot)
+      this.retainedCache = {
+        snapshot,
+        map: retainedClusters(this.routes, snapshot, this.types.get(TYPE_URL.listener)?.sub),
+      };
+    return this.retainedCache.map;
+  }
+
+  /** Whether the client holds `name` and should be told it is gone: not while its routes may name it. */
+  private removable(snapshot: XdsSnapshot, url: string, name: string): boolean {
+    if (url !== TYPE_URL.cluster && url !== TYPE_URL.clusterLoadAssignment) return true;
+    return !this.retained(snapshot).has(name);
+  }
+
+  private send(url: string, st: DeltaType, snapshot: XdsSnapshot): void {
     const changes = new Map<string, string | null>();
     const resources: DeltaResource[] = [];
-    const { wanted, names } = this.wanted(snapshot, url, st);
-    for (const r of wanted) {
+    const content = subset(snapshot, url, st.sub);
+    const names = new Set<string>();
+    for (const r of content.resources) {
+      names.add(r.name);
       if (st.held.get(r.name) === r.version) continue;
       changes.set(r.name, r.version);
       resources.push({ name: r.name, version: r.version, resource: r.any });
     }
     const removed: string[] = [];
     for (const name of st.held.keys())
-      if (!names.has(name) && this.subscribed(st, name)) {
+      if (!names.has(name) && st.sub.has(name) && this.removable(snapshot, url, name)) {
         removed.push(name);
         changes.set(name, null);
       }
@@ -167,50 +195,35 @@ export class DeltaStream implements AdsStream {
     });
     apply(st.held, changes);
     st.pending.set(nonce, changes);
-    st.ack.sent(nonce, snapshot.version, this.wantedDigest(snapshot, url, st));
+    st.ack.sent(nonce, snapshot.version, content.digest);
+    if (url === TYPE_URL.routeConfiguration) this.routes.sent(nonce, snapshot);
     this.bytes += response.size;
     this.responses++;
     this.out.write(response);
   }
 
-  private wantedDigest(snapshot: XdsSnapshot, url: string, st: DeltaType): string {
-    return subset(snapshot, url, st.wildcard ? "*" : st.names).digest;
-  }
-
-  /** What the subscription gets: the same as State of the World's subset(). */
-  private wanted(
-    snapshot: XdsSnapshot,
-    url: string,
-    st: DeltaType,
-  ): { readonly wanted: readonly XdsResource[]; readonly names: ReadonlySet<string> } {
-    const wanted = subset(snapshot, url, st.wildcard ? "*" : st.names).resources;
-    return { wanted, names: new Set(wanted.map((r) => r.name)) };
-  }
-
-  private subscription(url: string): ReadonlySet<string> | "*" | undefined {
-    const st = this.types.get(url);
-    return st === undefined ? undefined : st.wildcard ? "*" : st.names;
-  }
-
   status(snapshot: XdsSnapshot): ClientStatus {
-    if (this.types.size === 0) return ACKED;
     const per: ClientStatus[] = [];
     const lds = this.subscription(TYPE_URL.listener);
     if (lds !== undefined)
       for (const [url, needed] of requiredNames(snapshot, lds))
         if (!covers(this.subscription(url), needed)) per.push(PENDING);
     for (const [url, st] of this.types) {
-      const { wanted, names } = this.wanted(snapshot, url, st);
-      let holds = wanted.every((r) => st.acked.get(r.name) === r.version);
-      if (holds)
-        for (const name of st.acked.keys()) if (!names.has(name) && this.subscribed(st, name)) holds = false;
+      const content = subset(snapshot, url, st.sub);
+      const names = new Set(content.resources.map((r) => r.name));
+      let holds = content.resources.every((r) => st.acked.get(r.name) === r.version);
+      if (holds) for (const name of st.acked.keys()) if (!names.has(name) && st.sub.has(name)) holds = false;
       if (holds) per.push(ACKED);
       else {
-        const s = st.ack.status(this.wantedDigest(snapshot, url, st));
+        const s = st.ack.status(content.digest);
         per.push(s.kind === "rejected" ? s : PENDING);
       }
     }
     return clientStatus(per);
+  }
+
+  scope(): Scope {
+    return scopeOf(this.subscription(TYPE_URL.listener), this.subscription(TYPE_URL.routeConfiguration));
   }
 
   report(): StreamReport {
@@ -218,7 +231,7 @@ export class DeltaStream implements AdsStream {
     for (const [url, st] of this.types) {
       const nack = st.ack.lastNack();
       types[url] = {
-        names: st.wildcard ? "*" : [...st.names].sort(),
+        names: st.sub.describe(),
         ...(st.ack.ackedVersion() !== undefined ? { acked: st.ack.ackedVersion() } : {}),
         ...(nack ? { nacked: nack } : {}),
       };

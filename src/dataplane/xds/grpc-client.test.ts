@@ -2,7 +2,7 @@
 // gRPC backends on loopback: what a proxyless client routes is what the
 // routes say, and program() answers only what the client ACKed or NACKed.
 
-import type * as grpc from "@grpc/grpc-js";
+import { status as grpcStatus, type Client } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   callEcho,
@@ -24,7 +24,7 @@ let adsPort: number;
 let blue1: EchoBackend;
 let blue2: EchoBackend;
 let green: EchoBackend;
-let client: grpc.Client;
+let client: Client;
 
 const echoRoute = (
   backends: { name: string; weight?: number }[],
@@ -187,9 +187,7 @@ describe("a proxyless gRPC client on the xds sink", () => {
   it("a version the client NACKs: Rejected with its words, the previous version keeps serving, the next good one clears it", async () => {
     const route = echoRoute([{ name: "blue" }]);
     const good = adsSnapshot([route], endpoints({ blue: [blue1.port] }));
-    const dbg = await plane.program(good);
-    console.log("DBG", JSON.stringify(dbg), JSON.stringify(plane.clients(), null, 1));
-    expect(dbg).toMatchObject({ ok: true });
+    expect(await plane.program(good)).toMatchObject({ ok: true });
     expect(await settlesOn("blue-1")).toBe(true);
     // gRPC's client supports ROUND_ROBIN and RING_HASH only: MAGLEV on the route's cluster is refused.
     const bad: Snapshot = {
@@ -215,6 +213,34 @@ describe("a proxyless gRPC client on the xds sink", () => {
     expect(await plane.program(fixed)).toEqual({ ok: true, version: fixed.version, pushed: true });
     expect(await plane.current()).toBe(fixed.version);
     expect(await settlesOn("blue-2")).toBe(true);
+  });
+
+  it("a route timeout of 1 s against a backend that answers after 3 s: DEADLINE_EXCEEDED at about 1 s", async () => {
+    const slow = await startEchoBackend("slow-1", { delayMs: 3_000 });
+    try {
+      const route = edgeRoute(
+        "echo",
+        [HOST],
+        [
+          {
+            matches: [{ path: { type: "PathPrefix", value: "/echo.Echo" } }],
+            backends: [{ name: "slow", port: PORT }],
+            timeout: "1s",
+          },
+        ],
+      );
+      expect(await plane.program(adsSnapshot([route], endpoints({ slow: [slow.port] })))).toMatchObject({
+        ok: true,
+      });
+      const t0 = Date.now();
+      const r = await callEcho(client, { deadlineMs: 10_000 });
+      const took = Date.now() - t0;
+      expect(r).toMatchObject({ ok: false, code: grpcStatus.DEADLINE_EXCEEDED });
+      expect(took).toBeGreaterThanOrEqual(900);
+      expect(took).toBeLessThan(2_000);
+    } finally {
+      slow.stop();
+    }
   });
 
   it("server restarted: the client reconnects and gets the current version; nothing claims it before its ACK", async () => {

@@ -23,6 +23,7 @@
 //    refuses, becomes the pair it means: the exact path and the prefix with a
 //    slash. Envoy reads both the same way, so both kinds of client get the
 //    same routes;
+//  - a route's timeout is also its `max_stream_duration`, the field gRPC reads;
 //  - endpoints carry a locality and its weight: gRPC's client refuses a
 //    locality left unset, and skips one without a weight (Envoy ignores both
 //    unless locality-weighted balancing is asked for).
@@ -37,6 +38,7 @@ import {
   type ClusterLoadAssignment,
   type ConfigSource,
   type EnvoyRoute,
+  type RouteAction,
   type RouteConfiguration,
   type VirtualHost,
 } from "../../envoy/envoy-resources.js";
@@ -49,6 +51,7 @@ import {
   varint,
   type EncodedAny,
 } from "./proto-codec.js";
+import type { Names } from "./subscription.js";
 
 /** The order a snapshot is pushed in: clusters before their endpoints, listeners before their routes. */
 export const PUSH_ORDER = [
@@ -58,11 +61,6 @@ export const PUSH_ORDER = [
   TYPE_URL.routeConfiguration,
 ] as const;
 export type XdsTypeUrl = (typeof PUSH_ORDER)[number];
-
-/** LDS and CDS: a client that names nothing wants everything (the protocol's legacy wildcard). */
-export function isWildcardType(typeUrl: string): boolean {
-  return typeUrl === TYPE_URL.listener || typeUrl === TYPE_URL.cluster;
-}
 
 export interface XdsResource {
   readonly name: string;
@@ -91,6 +89,8 @@ export interface XdsSnapshot {
   readonly clustersOf: ReadonlyMap<string, readonly string[]>;
   /** Per virtual-host domain (`shop.example.com`, `*.example.com`, `*`), the clusters its routes reach. */
   readonly clustersOfDomain: ReadonlyMap<string, readonly string[]>;
+  /** Per virtual-host domain, the keys (`namespace/name`) of the routes in it. */
+  readonly routesOfDomain: ReadonlyMap<string, readonly string[]>;
   /** Keys of the routes it serves: what `Programmed` is about. */
   readonly routes: readonly string[];
   /**
@@ -181,7 +181,27 @@ export interface XdsRouteConfiguration extends ResourceJson {
   })[];
 }
 
-type XdsRoute = Omit<EnvoyRoute, "match"> & { readonly match: Readonly<Record<string, unknown>> };
+type XdsRoute = Omit<EnvoyRoute, "match" | "route"> & {
+  readonly match: Readonly<Record<string, unknown>>;
+  readonly route: RouteAction & { readonly max_stream_duration?: { readonly max_stream_duration: string } };
+};
+
+/**
+ * The route's timeout as gRPC's client reads it too: gRFC A31 takes the call's
+ * deadline from `max_stream_duration` (and ignores `timeout`, Envoy's); Envoy
+ * bounds the whole stream by it, which is what the route's timeout means.
+ */
+function withStreamDuration(action: RouteAction): XdsRoute["route"] {
+  if (action.timeout === undefined) return action;
+  let a = streamDurations.get(action);
+  if (a === undefined) {
+    a = { ...action, max_stream_duration: { max_stream_duration: action.timeout } };
+    streamDurations.set(action, a);
+  }
+  return a;
+}
+/** One per action object: actions are shared by every rule that sends the same way (route-actions.ts). */
+const streamDurations = new WeakMap<RouteAction, XdsRoute["route"]>();
 
 /** The virtual host for hosts no route names: no routes (Envoy answers 404, gRPC UNAVAILABLE, as with none). */
 const NO_ROUTES = { name: "*", domains: ["*"], routes: [] } as const;
@@ -200,12 +220,13 @@ export function grpcCompatibleRoutes(rc: RouteConfiguration): XdsRouteConfigurat
     virtual_hosts: [...hosts, ...catchAll].map((vh) => ({
       ...vh,
       routes: vh.routes.flatMap((r): XdsRoute[] => {
-        if (!("path_separated_prefix" in r.match)) return [r];
+        const route = withStreamDuration(r.route);
+        if (!("path_separated_prefix" in r.match)) return [{ ...r, route }];
         const { path_separated_prefix: p, headers } = r.match;
         const h = headers === undefined ? {} : { headers };
         return [
-          { name: r.name, match: { path: p, ...h }, route: r.route },
-          { name: r.name, match: { prefix: `${p}/`, ...h }, route: r.route },
+          { name: r.name, match: { path: p, ...h }, route },
+          { name: r.name, match: { prefix: `${p}/`, ...h }, route },
         ];
       }),
     })),
@@ -217,6 +238,15 @@ export function withLocality(cla: ClusterLoadAssignment): ResourceJson {
   if (cla.endpoints === undefined) return cla;
   const [{ lb_endpoints }] = cla.endpoints;
   return { ...cla, endpoints: [{ locality: {}, lb_endpoints, load_balancing_weight: 1 }] } as ResourceJson;
+}
+
+/** A route's key from an Envoy route's name, `namespace/name/rN/mM` (snapshot.ts names them). */
+function routeKeyOf(envoyRouteName: string): string {
+  return envoyRouteName.split("/", 2).join("/");
+}
+
+function routesOfHost(vh: VirtualHost): readonly string[] {
+  return [...new Set(vh.routes.map((r) => routeKeyOf(r.name)))].sort();
 }
 
 function clustersOfHost(vh: VirtualHost): readonly string[] {
@@ -235,23 +265,22 @@ function clustersOfHost(vh: VirtualHost): readonly string[] {
  */
 export function requiredNames(
   snapshot: XdsSnapshot,
-  listeners: ReadonlySet<string> | "*",
+  listeners: Names,
 ): ReadonlyMap<string, ReadonlySet<string>> {
   const clusters = new Set<string>();
   const routeConfigs = new Set<string>();
-  const names = listeners === "*" ? snapshot.clustersOf.keys() : listeners;
-  for (const l of names) {
+  const add = (l: string, named: boolean) => {
     const own = snapshot.clustersOf.get(l);
     if (own !== undefined) {
       routeConfigs.add(ROUTE_CONFIG_NAME);
       for (const c of own) clusters.add(c);
-    } else if (listeners !== "*" && isApiListenerName(l)) {
+    } else if (named && isApiListenerName(l)) {
       routeConfigs.add(hostRoutesName(l));
-      const domain = domainFor(l, snapshot.clustersOfDomain);
-      for (const c of domain === undefined ? [] : (snapshot.clustersOfDomain.get(domain) ?? []))
-        clusters.add(c);
+      for (const c of clustersOfHostName(snapshot, l)) clusters.add(c);
     }
-  }
+  };
+  if (listeners.wildcard) for (const l of snapshot.clustersOf.keys()) add(l, false);
+  for (const l of listeners.names) add(l, true);
   return new Map<string, ReadonlySet<string>>([
     [TYPE_URL.routeConfiguration, routeConfigs],
     [TYPE_URL.cluster, clusters],
@@ -259,16 +288,36 @@ export function requiredNames(
   ]);
 }
 
+/** The clusters the routes of the virtual host `hostname` lands on reach. */
+function clustersOfHostName(snapshot: XdsSnapshot, hostname: string): readonly string[] {
+  const domain = domainFor(hostname, snapshot.clustersOfDomain);
+  return domain === undefined ? [] : (snapshot.clustersOfDomain.get(domain) ?? []);
+}
+
 /** Whether a subscription asks for every name in `needed`. */
-export function covers(
-  subscription: ReadonlySet<string> | "*" | undefined,
-  needed: ReadonlySet<string>,
-): boolean {
+export function covers(subscription: Names | undefined, needed: ReadonlySet<string>): boolean {
   if (needed.size === 0) return true;
   if (subscription === undefined) return false;
-  if (subscription === "*") return true;
-  for (const n of needed) if (!subscription.has(n)) return false;
+  if (subscription.wildcard) return true;
+  for (const n of needed) if (!subscription.names.has(n)) return false;
   return true;
+}
+
+/**
+ * The keys of the routes a client that asked LDS for `listeners` was sent:
+ * every route through Envoy's listener; through an API listener HOST, the
+ * routes of the virtual host HOST lands on. `*`: every route.
+ */
+export function routesOfListeners(snapshot: XdsSnapshot, listeners: Names): "*" | ReadonlySet<string> {
+  if (listeners.wildcard) return "*";
+  const keys = new Set<string>();
+  for (const l of listeners.names) {
+    if (snapshot.clustersOf.has(l)) return "*";
+    if (!isApiListenerName(l)) continue;
+    const domain = domainFor(l, snapshot.routesOfDomain);
+    for (const k of domain === undefined ? [] : (snapshot.routesOfDomain.get(domain) ?? [])) keys.add(k);
+  }
+  return keys;
 }
 
 const VIRTUAL_HOST = "envoy.config.route.v3.VirtualHost";
@@ -446,9 +495,16 @@ export class XdsEncoder {
     const all = resources.clusters.map((c) => c.name);
     for (const l of resources.listeners) clustersOf.set(l.name, all);
     const clustersOfDomain = new Map<string, readonly string[]>();
+    const routesOfDomain = new Map<string, readonly string[]>();
     for (const c of resources.routeConfigurations)
-      for (const vh of c.virtual_hosts ?? [])
-        for (const d of vh.domains) clustersOfDomain.set(d, clustersOfHost(vh));
+      for (const vh of c.virtual_hosts ?? []) {
+        const clusters = clustersOfHost(vh);
+        const keys = routesOfHost(vh);
+        for (const d of vh.domains) {
+          clustersOfDomain.set(d, clusters);
+          routesOfDomain.set(d, keys);
+        }
+      }
     const types = new Map<string, XdsTypeResources>();
     for (const url of PUSH_ORDER) {
       const list = lists[url];
@@ -459,6 +515,7 @@ export class XdsEncoder {
       types,
       clustersOf,
       clustersOfDomain,
+      routesOfDomain,
       routes: snapshot.outcomes.filter((o) => o.accepted).map((o) => o.key),
       hostRoutes,
     };

@@ -1,80 +1,66 @@
 // One State-of-the-World ADS stream (StreamAggregatedResources). Per type the
-// client names what it wants (or nothing, for LDS and CDS: everything); each
-// response carries the whole of that set, the snapshot's version and a nonce;
-// the client's next request for the type ACKs the nonce, or NACKs it with
-// `error_detail` and keeps what it had. A request whose nonce is not the
-// latest one sent answers an older response: it is ignored, as the protocol
-// says, since the newer response is on its way.
+// client names what it wants (subscription.ts: the wildcard, its legacy form,
+// and the empty list that unsubscribes); each response carries the whole of
+// that set, the snapshot's version and a nonce; the client's next request for
+// the type ACKs the nonce, or NACKs it with `error_detail` and keeps what it
+// had. A request whose nonce is not the latest one sent answers an older
+// response: it is ignored, as the protocol says, since the newer response is
+// on its way. What goes when is make-before-break.ts's.
 
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
-import { ACKED, PENDING, TypeAck, clientStatus, type ClientStatus } from "./ack-tracker.js";
+import { PENDING, TypeAck, clientStatus, type ClientStatus } from "./ack-tracker.js";
+import {
+  Held,
+  retainedClusters,
+  routesMayGo,
+  subset,
+  type Content,
+  type HeldState,
+} from "./make-before-break.js";
 import { type DiscoveryRequest, type NodeInfo } from "./proto-codec.js";
 import { discoveryResponse } from "./response-chunks.js";
 import {
   PUSH_ORDER,
-  apiListenerResource,
   covers,
-  hostOfRoutesName,
-  isApiListenerName,
   digestOf,
-  isWildcardType,
   requiredNames,
   type XdsResource,
   type XdsSnapshot,
 } from "./resources.js";
-import type { AdsStream, StreamHost, StreamReport, Writable } from "./stream.js";
+import { Subscription, type Names } from "./subscription.js";
+import {
+  scopeOf,
+  type AdsStream,
+  type Scope,
+  type StreamHost,
+  type StreamReport,
+  type Writable,
+} from "./stream.js";
 
 interface TypeState {
-  names: ReadonlySet<string> | "*";
+  readonly sub: Subscription;
   readonly ack: TypeAck;
+  /** The names in the responses the client took, and in those sent since. */
+  readonly names: Held<ReadonlySet<string>>;
+  /** The subscription changed: its resources go again, changed or not (the protocol asks it). */
+  dirty: boolean;
 }
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(PUSH_ORDER);
 
-function subscription(typeUrl: string, names: readonly string[]): ReadonlySet<string> | "*" {
-  if (names.includes("*") || (names.length === 0 && isWildcardType(typeUrl))) return "*";
-  return new Set(names);
-}
-
-function sameNames(a: ReadonlySet<string> | "*", b: ReadonlySet<string> | "*"): boolean {
-  if (a === "*" || b === "*") return a === b;
-  if (a.size !== b.size) return false;
-  for (const n of a) if (!b.has(n)) return false;
-  return true;
-}
-
-/** A gRPC client's API listener and its route configuration exist for any host name it asks for. */
-function onDemand(snapshot: XdsSnapshot, typeUrl: string, name: string): XdsResource | undefined {
-  if (typeUrl === TYPE_URL.listener) return isApiListenerName(name) ? apiListenerResource(name) : undefined;
-  if (typeUrl !== TYPE_URL.routeConfiguration) return undefined;
-  const host = hostOfRoutesName(name);
-  return host === undefined ? undefined : snapshot.hostRoutes(host);
-}
-
-/** The resources a subscription gets from a snapshot, and their digest. */
-export function subset(
-  snapshot: XdsSnapshot,
-  typeUrl: string,
-  names: ReadonlySet<string> | "*",
-): { readonly resources: readonly XdsResource[]; readonly digest: string } {
-  const type = snapshot.types.get(typeUrl);
-  if (type === undefined) return { resources: [], digest: digestOf([]) };
-  if (names === "*") return { resources: type.list, digest: type.digest };
-  const resources: XdsResource[] = [];
-  for (const n of names) {
-    const r = type.byName.get(n) ?? onDemand(snapshot, typeUrl, n);
-    if (r !== undefined) resources.push(r);
-  }
-  return { resources, digest: digestOf(resources) };
-}
-
-export class SotwStream implements AdsStream {
+export class SotwStream implements AdsStream, HeldState {
   readonly protocol = "sotw";
   private node: NodeInfo | undefined;
   private readonly types = new Map<string, TypeState>();
   private nonce = 0;
+  /** The snapshots of the route configurations the client may hold. */
+  private routes = new Held<XdsSnapshot>();
   /** The clusters last sent to a named CDS subscription, by name. */
   private readonly sentClusters = new Map<string, XdsResource>();
+  /** The route configuration waits for clusters the client does not hold yet. */
+  private routesWaiting = false;
+  private retainedCache:
+    { snapshot: XdsSnapshot; map: ReadonlyMap<string, XdsResource | undefined> } | undefined;
   private bytes = 0;
   private responses = 0;
 
@@ -93,67 +79,112 @@ export class SotwStream implements AdsStream {
     const url = req.type_url;
     // This server serves the four types a snapshot holds; anything else gets no answer.
     if (!KNOWN_TYPES.has(url)) return;
-    const names = subscription(url, req.resource_names);
-    const st = this.types.get(url);
+    let st = this.types.get(url);
+    if (st === undefined) {
+      st = { sub: new Subscription(url), ack: new TypeAck(), names: new Held(), dirty: true };
+      this.types.set(url, st);
+    }
+    const nonce = req.response_nonce;
+    let answered = false;
     // A nonce on a stream that never sent this type comes from an earlier stream (a
     // reconnect): it is a first request.
-    if (st !== undefined && req.response_nonce !== "" && st.ack.hasSent()) {
-      if (!st.ack.isLatest(req.response_nonce)) return;
-      if (req.error_detail) st.ack.reject(req.response_nonce, req.error_detail.message ?? "");
-      else st.ack.ack(req.response_nonce);
-      this.host.changed();
-      if (sameNames(st.names, names)) return;
-      st.names = names;
-      this.send(url, st);
-      return;
+    if (nonce !== "" && st.ack.hasSent()) {
+      if (!st.ack.isLatest(nonce)) return;
+      const taken = !req.error_detail;
+      if (taken) st.ack.ack(nonce);
+      else st.ack.reject(nonce, req.error_detail?.message ?? "");
+      st.names.answered(nonce, taken);
+      if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
+      answered = true;
     }
-    const fresh: TypeState = st ?? { names, ack: new TypeAck() };
-    fresh.names = names;
-    this.types.set(url, fresh);
-    this.send(url, fresh);
+    if (st.sub.replace(req.resource_names)) {
+      st.dirty = true;
+      st.ack.resubscribed();
+      if (url === TYPE_URL.routeConfiguration && st.sub.empty()) this.routes = new Held();
+    }
+    this.retainedCache = undefined;
+    this.followUp(url, st, answered);
     this.host.changed();
   }
 
-  push(snapshot: XdsSnapshot): void {
+  /** What may go now that the client answered or asked anew. */
+  private followUp(url: string, st: TypeState, answered: boolean): void {
+    const snapshot = this.host.current();
+    if (snapshot === undefined) return;
+    if (st.dirty || url === TYPE_URL.listener) return this.push(snapshot);
+    if (!answered) return;
+    // Routes taken: the clusters they no longer name may go.
+    if (url === TYPE_URL.routeConfiguration)
+      return this.push(snapshot, [TYPE_URL.cluster, TYPE_URL.clusterLoadAssignment]);
+    // Clusters or endpoints taken: routes that waited for them may go.
+    if (this.routesWaiting) this.push(snapshot, [TYPE_URL.routeConfiguration]);
+  }
+
+  push(snapshot: XdsSnapshot, only: readonly string[] = PUSH_ORDER): void {
     for (const url of PUSH_ORDER) {
       const st = this.types.get(url);
-      if (st === undefined) continue;
+      if (st === undefined || !only.includes(url)) continue;
+      if (st.sub.empty()) {
+        // Unsubscribed entirely: no response (and no nonce the client would not know).
+        st.dirty = false;
+        continue;
+      }
+      if (url === TYPE_URL.routeConfiguration) {
+        this.routesWaiting = !routesMayGo(snapshot, this);
+        if (this.routesWaiting) continue;
+      }
+      const content = this.content(snapshot, url, st);
       // Unchanged for this client: not sent again; its ACK of the same content still counts.
-      if (st.ack.lastSent()?.digest === this.subset(snapshot, url, st.names).digest) continue;
-      this.send(url, st);
+      if (!st.dirty && st.ack.lastSent()?.digest === content.digest) continue;
+      this.send(snapshot, url, st, content);
     }
+  }
+
+  subscription(url: string): Names | undefined {
+    return this.types.get(url)?.sub;
+  }
+
+  holds(url: string, name: string): boolean {
+    const st = this.types.get(url);
+    return st !== undefined && st.sub.has(name) && st.names.acked()?.has(name) === true;
+  }
+
+  private retained(snapshot: XdsSnapshot): ReadonlyMap<string, XdsResource | undefined> {
+    if (this.retainedCache?.snapshot !== snapshot)
+      this.retainedCache = {
+        snapshot,
+        map: retainedClusters(this.routes, snapshot, this.types.get(TYPE_URL.listener)?.sub),
+      };
+    return this.retainedCache.map;
   }
 
   /**
-   * subset(), plus the clusters this client named that the snapshot dropped,
-   * as last sent. In State of the World a named resource left out of CDS is
-   * deleted, and grpc-js-xds 1.14 never notices such a cluster coming back
-   * unchanged; a cluster no route names sends nothing anywhere, and the client
-   * unsubscribes from it once its routes stop naming it.
+   * subset(), with the clusters the client's routes may still name
+   * (make-before-break.ts), and, for a named CDS subscription, the clusters it
+   * still names that the snapshot dropped, as last sent: in State of the World
+   * a named resource left out of CDS is deleted, and grpc-js-xds 1.14 never
+   * notices such a cluster coming back unchanged.
    */
-  private subset(
-    snapshot: XdsSnapshot,
-    url: string,
-    names: ReadonlySet<string> | "*",
-  ): { readonly resources: readonly XdsResource[]; readonly digest: string } {
-    const own = subset(snapshot, url, names);
-    if (url !== TYPE_URL.cluster || names === "*" || own.resources.length === names.size) return own;
+  private content(snapshot: XdsSnapshot, url: string, st: TypeState): Content {
+    const own = subset(snapshot, url, st.sub);
+    if (url !== TYPE_URL.cluster) return own;
+    const retained = this.retained(snapshot);
+    if (retained.size === 0 && (st.sub.wildcard || own.resources.length >= st.sub.names.size)) return own;
+    const have = new Set(own.resources.map((r) => r.name));
     const resources = [...own.resources];
-    for (const n of names) {
-      const kept = this.sentClusters.get(n);
-      if (kept !== undefined && !snapshot.types.get(url)?.byName.has(n)) resources.push(kept);
-    }
-    return { resources, digest: digestOf(resources) };
+    const keep = (name: string, r: XdsResource | undefined) => {
+      if (r === undefined || have.has(name) || !st.sub.has(name)) return;
+      have.add(name);
+      resources.push(r);
+    };
+    for (const [name, r] of retained) keep(name, r);
+    if (!st.sub.wildcard) for (const n of st.sub.names) keep(n, this.sentClusters.get(n));
+    return resources.length === own.resources.length ? own : { resources, digest: digestOf(resources) };
   }
 
-  private send(url: string, st: TypeState): void {
-    const snapshot = this.host.current();
-    if (snapshot === undefined) return;
-    // A type the client unsubscribed from entirely gets no response (and no nonce it would not know).
-    if (st.names !== "*" && st.names.size === 0) return;
-    const { resources, digest } = this.subset(snapshot, url, st.names);
-    if (url === TYPE_URL.cluster && st.names !== "*") {
-      for (const n of [...this.sentClusters.keys()]) if (!st.names.has(n)) this.sentClusters.delete(n);
+  private send(snapshot: XdsSnapshot, url: string, st: TypeState, { resources, digest }: Content): void {
+    if (url === TYPE_URL.cluster && !st.sub.wildcard) {
+      for (const n of [...this.sentClusters.keys()]) if (!st.sub.names.has(n)) this.sentClusters.delete(n);
       for (const r of resources) this.sentClusters.set(r.name, r);
     }
     const nonce = String(++this.nonce);
@@ -165,21 +196,35 @@ export class SotwStream implements AdsStream {
       nonce,
     });
     st.ack.sent(nonce, snapshot.version, digest);
+    const names = new Set(resources.map((r) => r.name));
+    // Listeners and clusters left out are deleted; anything else left out is kept (xds_protocol.rst, "Deleting Resources").
+    if (url !== TYPE_URL.listener && url !== TYPE_URL.cluster)
+      for (const n of st.names.acked() ?? []) if (st.sub.has(n)) names.add(n);
+    st.names.sent(nonce, names);
+    if (url === TYPE_URL.routeConfiguration) this.routes.sent(nonce, snapshot);
+    st.dirty = false;
     this.bytes += response.size;
     this.responses++;
     this.out.write(response);
   }
 
   status(snapshot: XdsSnapshot): ClientStatus {
-    if (this.types.size === 0) return ACKED;
     const per: ClientStatus[] = [];
     // What the client's listeners lead to must be asked for before it can be held.
     const lds = this.types.get(TYPE_URL.listener);
     if (lds !== undefined)
-      for (const [url, needed] of requiredNames(snapshot, lds.names))
-        if (!covers(this.types.get(url)?.names, needed)) per.push(PENDING);
-    for (const [url, st] of this.types) per.push(st.ack.status(this.subset(snapshot, url, st.names).digest));
+      for (const [url, needed] of requiredNames(snapshot, lds.sub))
+        if (!covers(this.types.get(url)?.sub, needed)) per.push(PENDING);
+    for (const [url, st] of this.types) {
+      // A type it asks nothing of, it holds.
+      if (st.sub.empty()) continue;
+      per.push(st.ack.status(this.content(snapshot, url, st).digest));
+    }
     return clientStatus(per);
+  }
+
+  scope(): Scope {
+    return scopeOf(this.types.get(TYPE_URL.listener)?.sub, this.types.get(TYPE_URL.routeConfiguration)?.sub);
   }
 
   report(): StreamReport {
@@ -187,7 +232,7 @@ export class SotwStream implements AdsStream {
     for (const [url, st] of this.types) {
       const nack = st.ack.lastNack();
       types[url] = {
-        names: st.names === "*" ? "*" : [...st.names].sort(),
+        names: st.sub.describe(),
         ...(st.ack.ackedVersion() !== undefined ? { acked: st.ack.ackedVersion() } : {}),
         ...(nack ? { nacked: nack } : {}),
       };

@@ -1,6 +1,9 @@
 // What the ADS server needs from a stream, whichever protocol variant it speaks.
 
 import type { ClientStatus } from "./ack-tracker.js";
+import { LISTENER_NAME, ROUTE_CONFIG_NAME } from "../../envoy/envoy-resources.js";
+import { hostOfRoutesName, isApiListenerName } from "./resources.js";
+import type { Names } from "./subscription.js";
 import type { XdsSnapshot } from "./resources.js";
 import type { ResponseChunks } from "./response-chunks.js";
 
@@ -32,11 +35,37 @@ export interface StreamReport {
   >;
 }
 
+/**
+ * The routes a client asked for, by the listeners and route configurations it
+ * subscribed to: `*` (Envoy's listener or route configuration: every route),
+ * or host names (an API listener HOST, `xds:///HOST`, or `edge/HOST`); none:
+ * it holds no route, and no route waits for it (a stream that asked only for
+ * clusters, or for nothing).
+ */
+export type Scope = "*" | readonly string[];
+
+export function scopeOf(lds: Names | undefined, rds: Names | undefined): Scope {
+  if (lds?.wildcard || rds?.wildcard) return "*";
+  const hosts = new Set<string>();
+  for (const l of lds?.names ?? []) {
+    if (l === LISTENER_NAME) return "*";
+    // A name that is neither Envoy's listener nor a host gets nothing, and holds no route.
+    if (isApiListenerName(l)) hosts.add(l);
+  }
+  for (const r of rds?.names ?? []) {
+    const host = hostOfRoutesName(r);
+    if (host !== undefined) hosts.add(host);
+    else if (r === ROUTE_CONFIG_NAME) return "*";
+  }
+  return [...hosts].sort();
+}
+
 export interface AdsStream {
   readonly id: string;
   readonly protocol: "sotw" | "delta";
   /** Sends each subscribed type whose content for this client changed, in PUSH_ORDER. */
   push(snapshot: XdsSnapshot): void;
   status(snapshot: XdsSnapshot): ClientStatus;
+  scope(): Scope;
   report(): StreamReport;
 }

@@ -41,10 +41,21 @@ describe("XdsDataPlane.ownRecord", () => {
   it("two streams of one node id: the one that ACKed holds the version, the other does not", async () => {
     const s1 = sotwStream(client);
     const s2 = sotwStream(client);
-    for (const s of [s1, s2]) s.send({ node: { id: "dup", cluster: "edge" }, type_url: TYPE_URL.cluster });
+    // Each asks for Envoy's route configuration: a client that holds routes.
+    for (const s of [s1, s2])
+      s.send({
+        node: { id: "dup", cluster: "edge" },
+        type_url: TYPE_URL.routeConfiguration,
+        resource_names: ["edge"],
+      });
     const m1 = (await s1.next()).message;
     await s2.next();
-    s1.send({ type_url: TYPE_URL.cluster, version_info: m1.version_info, response_nonce: m1.nonce });
+    s1.send({
+      type_url: TYPE_URL.routeConfiguration,
+      version_info: m1.version_info,
+      response_nonce: m1.nonce,
+      resource_names: ["edge"],
+    });
     await expectSoon(() => plane.ownRecord().clients.filter((c) => c.acked === V).length === 1);
     const record = plane.ownRecord();
     expect(record.served).toBe(V);

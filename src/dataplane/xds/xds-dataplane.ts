@@ -15,10 +15,16 @@
 import type { Snapshot } from "../../envoy/snapshot.js";
 import type { KubeClient } from "../../kube/client.js";
 import { silentLogger, type Logger } from "../../observability/logger.js";
-import { errorMessage, type DataPlane, type ProgramOptions, type ProgramResult } from "../dataplane.js";
+import {
+  errorMessage,
+  type DataPlane,
+  type ProgramOptions,
+  type ProgramResult,
+  type RouteStanding,
+} from "../dataplane.js";
 import { judgeRevision, type ReadRevision } from "../read-revision.js";
 import type { AckVerdict } from "./ack-tracker.js";
-import { combineRecords, type AckRecord, type ClientAck } from "./ack-records.js";
+import { combineRecords, recordClients, type AckRecord, type ClientAck } from "./ack-records.js";
 import {
   AckRecordReader,
   AckRecordWriter,
@@ -29,6 +35,7 @@ import { AdsServer } from "./ads-server.js";
 import type { AdsTls } from "./ads-tls.js";
 import { XdsEncoder } from "./resources.js";
 import type { StreamReport } from "./stream.js";
+import { NO_CLIENT_MESSAGE, RouteVerdicts } from "./route-standing.js";
 
 export interface XdsDataPlaneOptions {
   /** Absent: plaintext. */
@@ -50,7 +57,7 @@ export class XdsDataPlane implements DataPlane {
   /** When the inputs of the snapshot served were read. */
   private held: ReadRevision | undefined;
   /** Per client id: the last version it held in full and the last it refused, kept for its record. */
-  private readonly standing = new Map<string, { acked?: string; nack?: ClientAck["nack"] }>();
+  private readonly standingOf = new Map<string, { acked?: string; nack?: ClientAck["nack"] }>();
   private readonly writer: AckRecordWriter | undefined;
   readonly records: AckRecordReader | undefined;
   private readonly ownLease: string | undefined;
@@ -95,19 +102,19 @@ export class XdsDataPlane implements DataPlane {
     const served = this.server.current()?.version;
     const statuses = this.server.statuses();
     const connected = new Set(statuses.map((s) => s.id));
-    for (const id of [...this.standing.keys()]) if (!connected.has(id)) this.standing.delete(id);
+    for (const id of [...this.standingOf.keys()]) if (!connected.has(id)) this.standingOf.delete(id);
     for (const { id, status } of statuses) {
-      const before = this.standing.get(id) ?? {};
-      if (served && status.kind === "acked") this.standing.set(id, { ...before, acked: served });
+      const before = this.standingOf.get(id) ?? {};
+      if (served && status.kind === "acked") this.standingOf.set(id, { ...before, acked: served });
       else if (served && status.kind === "rejected")
-        this.standing.set(id, { ...before, nack: { version: served, message: status.message } });
-      else this.standing.set(id, before);
+        this.standingOf.set(id, { ...before, nack: { version: served, message: status.message } });
+      else this.standingOf.set(id, before);
     }
     // Where each stream stands on the version served comes from that stream, never from
     // history: a client that ACKed it and then subscribed to more is pending again, and
     // two streams may share a node id.
-    const clients = statuses.map(({ id, status }): ClientAck => {
-      const { acked, nack } = this.standing.get(id) ?? {};
+    const clients = statuses.map(({ id, status, scope }): ClientAck => {
+      const { acked, nack } = this.standingOf.get(id) ?? {};
       const now =
         status.kind === "acked" && served
           ? { acked: served }
@@ -120,7 +127,7 @@ export class XdsDataPlane implements DataPlane {
           : nack !== undefined && nack.version !== served
             ? { nack }
             : {};
-      return { id, ...now, ...refused };
+      return { id, ...now, ...refused, scope };
     });
     return { replica: this.opts.acks?.identity.pod ?? "local", ...(served ? { served } : {}), clients };
   }
@@ -135,6 +142,26 @@ export class XdsDataPlane implements DataPlane {
     // Until the other replicas' records are read, nobody can say they all hold it.
     if (!this.records.synced()) return { kind: "pending", waiting: ["(ACK records not read yet)"] };
     return combineRecords([this.ownRecord(), ...this.records.live(this.ownLease)], version);
+  }
+
+  /**
+   * Where each route stands on `version`: over the clients its routes were
+   * sent to, of every live replica (route-standing.ts). Undefined while this
+   * replica serves another version, or before the other replicas' records are read.
+   */
+  standing(version: string): RouteStanding | undefined {
+    const snapshot = this.server.current();
+    if (snapshot?.version !== version) return undefined;
+    let clients;
+    if (!this.records) clients = this.server.statuses();
+    else if (!this.records.synced()) return undefined;
+    else clients = recordClients([this.ownRecord(), ...this.records.live(this.ownLease)], version);
+    return new RouteVerdicts(snapshot, clients, this.pendingMessage());
+  }
+
+  private pendingMessage(): string {
+    const timeoutMs = this.opts.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;
+    return `not every connected xDS client ACKed the version that holds this route within ${timeoutMs / 1000}s`;
   }
 
   /** The verdict on `version` once it is no longer pending, or the pending one after `timeoutMs`. */
@@ -199,7 +226,7 @@ export class XdsDataPlane implements DataPlane {
           ok: false,
           version,
           reason: "NoDataPlane",
-          message: "no xDS client is connected: nothing serves this route yet",
+          message: NO_CLIENT_MESSAGE,
           detail: `no xDS client is connected to take snapshot ${version}`,
           unserved: true,
         };
@@ -210,7 +237,7 @@ export class XdsDataPlane implements DataPlane {
           ok: false,
           version,
           reason: "Pending",
-          message: `not every connected xDS client ACKed the version that holds this route within ${timeoutMs / 1000}s`,
+          message: this.pendingMessage(),
           detail: `snapshot ${version} not ACKed by every connected xDS client within ${timeoutMs / 1000}s`,
         };
     }

@@ -1,0 +1,144 @@
+// What one stream is sent of each type, in the order api/xds_protocol.rst
+// ("Eventual consistency considerations") asks for, so that no route a client
+// holds ever names a cluster it does not hold:
+//  - clusters and their endpoints first: a route configuration that names a
+//    cluster the client's CDS subscription covers goes only once the client
+//    ACKed that cluster (and its endpoints, when it takes EDS);
+//  - removals last: a cluster the snapshot dropped stays in what the client
+//    is sent (as it was) while any route configuration the client may hold
+//    names it, that is, until it ACKed one that does not.
+// A client whose subscription does not cover a cluster (gRPC names its
+// clusters once its routes name them) asks for it itself, after the routes.
+
+import { TYPE_URL } from "../../envoy/envoy-resources.js";
+import {
+  apiListenerResource,
+  digestOf,
+  hostOfRoutesName,
+  isApiListenerName,
+  requiredNames,
+} from "./resources.js";
+import type { XdsResource, XdsSnapshot } from "./resources.js";
+import type { Names } from "./subscription.js";
+
+export interface Content {
+  readonly resources: readonly XdsResource[];
+  readonly digest: string;
+}
+
+/** A gRPC client's API listener and its route configuration exist for any host name it asks for. */
+function onDemand(snapshot: XdsSnapshot, typeUrl: string, name: string): XdsResource | undefined {
+  if (typeUrl === TYPE_URL.listener) return isApiListenerName(name) ? apiListenerResource(name) : undefined;
+  if (typeUrl !== TYPE_URL.routeConfiguration) return undefined;
+  const host = hostOfRoutesName(name);
+  return host === undefined ? undefined : snapshot.hostRoutes(host);
+}
+
+/** The resources a subscription gets from a snapshot, and their digest. */
+export function subset(snapshot: XdsSnapshot, typeUrl: string, sub: Names): Content {
+  const type = snapshot.types.get(typeUrl);
+  if (type === undefined) return { resources: [], digest: digestOf([]) };
+  if (sub.wildcard && sub.names.size === 0) return { resources: type.list, digest: type.digest };
+  const resources: XdsResource[] = sub.wildcard ? [...type.list] : [];
+  for (const n of sub.names) {
+    if (sub.wildcard && type.byName.has(n)) continue;
+    const r = type.byName.get(n) ?? onDemand(snapshot, typeUrl, n);
+    if (r !== undefined) resources.push(r);
+  }
+  return { resources, digest: digestOf(resources) };
+}
+
+const MAX_UNANSWERED = 16;
+
+/**
+ * What a client holds of one thing by its answers: the value of the last
+ * response it ACKed, and those of the responses sent since, unanswered (it
+ * may have applied them already). A NACK leaves it with what it had.
+ */
+export class Held<T> {
+  private taken: T | undefined;
+  private readonly unanswered = new Map<string, T>();
+
+  sent(nonce: string, value: T): void {
+    this.unanswered.set(nonce, value);
+    if (this.unanswered.size > MAX_UNANSWERED) {
+      const [oldest] = this.unanswered.keys();
+      if (oldest !== undefined) this.unanswered.delete(oldest);
+    }
+  }
+
+  /** The response `nonce` was answered; those before it were answered with it. False for a nonce not sent. */
+  answered(nonce: string, taken: boolean): boolean {
+    if (!this.unanswered.has(nonce)) return false;
+    for (const [n, v] of this.unanswered) {
+      this.unanswered.delete(n);
+      // In order: a response before this one was taken, or the client would have said so.
+      if (n !== nonce || taken) this.taken = v;
+      if (n === nonce) break;
+    }
+    return true;
+  }
+
+  /** The value of the last response taken. */
+  acked(): T | undefined {
+    return this.taken;
+  }
+
+  /** Newest first: what was sent and not answered, then what was taken. */
+  *values(): Iterable<T> {
+    yield* [...this.unanswered.values()].reverse();
+    if (this.taken !== undefined) yield this.taken;
+  }
+}
+
+/**
+ * The clusters `current` dropped that a route configuration the client may
+ * hold still names: State of the World sends them on (as the newest of those
+ * snapshots had them; a Cluster holds no endpoints, so that is the one the
+ * client holds), Delta does not remove them yet. Endpoints need nothing in
+ * State of the World: a ClusterLoadAssignment left out is not deleted.
+ */
+export function retainedClusters(
+  routes: Held<XdsSnapshot>,
+  current: XdsSnapshot,
+  listeners: Names | undefined,
+): ReadonlyMap<string, XdsResource | undefined> {
+  const retained = new Map<string, XdsResource | undefined>();
+  if (listeners === undefined) return retained;
+  const clusters = current.types.get(TYPE_URL.cluster)?.byName;
+  for (const held of routes.values()) {
+    if (held === current) continue;
+    const needed = requiredNames(held, listeners).get(TYPE_URL.cluster) ?? new Set<string>();
+    for (const name of needed)
+      if (!clusters?.has(name) && !retained.has(name))
+        retained.set(name, held.types.get(TYPE_URL.cluster)?.byName.get(name));
+  }
+  return retained;
+}
+
+/** What a stream tells of a client, for the gate below. */
+export interface HeldState {
+  subscription(typeUrl: string): Names | undefined;
+  /** Whether the client ACKed a response holding `name` of this type (any version), and still holds it. */
+  holds(typeUrl: string, name: string): boolean;
+}
+
+/**
+ * Whether the route configurations of `snapshot` may go to this client: every
+ * cluster they name that the client's CDS subscription covers is held, with
+ * its endpoints when the client takes EDS at all.
+ */
+export function routesMayGo(snapshot: XdsSnapshot, client: HeldState): boolean {
+  const listeners = client.subscription(TYPE_URL.listener);
+  if (listeners === undefined) return true;
+  const cds = client.subscription(TYPE_URL.cluster);
+  if (cds === undefined) return true;
+  const eds = client.subscription(TYPE_URL.clusterLoadAssignment);
+  const takesEds = eds !== undefined && (eds.wildcard || eds.names.size > 0);
+  for (const name of requiredNames(snapshot, listeners).get(TYPE_URL.cluster) ?? []) {
+    if (!cds.wildcard && !cds.names.has(name)) continue;
+    if (!client.holds(TYPE_URL.cluster, name)) return false;
+    if (takesEds && !client.holds(TYPE_URL.clusterLoadAssignment, name)) return false;
+  }
+  return true;
+}
