@@ -102,7 +102,9 @@ async function envoyLike(plane: XdsDataPlane, port: number, refuse?: string): Pr
       s.send({ type_url: m.type_url, response_nonce: m.nonce, resource_names: names });
     }
   })();
-  for (let i = 0; i < 100 && plane.clients().length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+  // Until it asked for its routes: before that it holds none, and counts for none.
+  const asked = () => plane.clients().some((c) => c.types[TYPE_URL.routeConfiguration] !== undefined);
+  for (let i = 0; i < 100 && !asked(); i++) await new Promise((r) => setTimeout(r, 20));
 }
 
 describe("Reconciler on the xds sink", () => {

@@ -141,14 +141,26 @@ describe("Reconciler, the snapshot key", () => {
     expect(out.did).toContain("released the finalizer of 1 deleted route(s)");
     expect(dataPlane.state().routes).toEqual(["shop/keep"]);
     expect(kube.route("shop/gone")).toBeUndefined();
-    // The release carried its preconditions: never a blind replace.
-    const release = kube.calls.find((c) => c.method === "PATCH" && c.path.endsWith("/edgeroutes/gone"));
+    // It stopped saying Programmed=True as the push began, then the release carried its
+    // preconditions (the resourceVersion that status write made): never a blind replace.
+    const marked = kube.calls.findIndex(
+      (c) => c.method === "PATCH" && c.path.endsWith("/edgeroutes/gone/status"),
+    );
+    const released = kube.calls.findIndex((c) => c.method === "PATCH" && c.path.endsWith("/edgeroutes/gone"));
+    expect(marked).toBeGreaterThanOrEqual(0);
+    expect(marked).toBeLessThan(released);
+    const release = kube.calls[released];
     expect(release?.body).toEqual(
       expect.arrayContaining([
-        { op: "test", path: "/metadata/resourceVersion", value: gone.metadata.resourceVersion },
+        { op: "test", path: "/metadata/resourceVersion", value: expect.any(String) },
         { op: "test", path: "/metadata/finalizers/0", value: FINALIZER },
       ]),
     );
+    expect(release?.body).not.toContainEqual({
+      op: "test",
+      path: "/metadata/resourceVersion",
+      value: gone.metadata.resourceVersion,
+    });
   });
 
   it("keeps the finalizer while pushes fail, and says DeprogramStuck with a Warning past the deprogram timeout", async () => {

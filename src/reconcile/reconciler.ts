@@ -251,7 +251,11 @@ export class Reconciler {
     // Before a finalizer goes, the data plane must record this read even when
     // it already serves this snapshot: else a reconcile that read the route
     // while it was live, and stalled, could still push it after the release.
+    // A deleted route stops saying it is served as the push starts: a client may drop it
+    // as soon as it takes the snapshot, long before every client has answered.
+    const marking = this.markDeprogramming(terminating, signal);
     const push = await this.push(snapshot, read, terminating.length > 0, report, signal);
+    const marked = await marking;
     if (!push.ok && push.reason === "Superseded") {
       // A reconcile that read later owns the outcome: statuses and finalizers
       // decided from this older read would be wrong, so none is written. One
@@ -264,7 +268,7 @@ export class Reconciler {
     // NACK or wait marks only the routes it was sent.
     const routes = this.dataPlane.standing?.(snapshot.version);
     const waiting = { count: 0 };
-    await this.settleTerminating(terminating, push, routes, report, signal, stale, waiting);
+    await this.settleTerminating(terminating, push, routes, marked, report, signal, stale, waiting);
     const deferred = await this.writeStatuses(live, snapshot, push, routes, report, signal, stale, waiting);
     if (report.length === 0) report.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
 
@@ -324,6 +328,7 @@ export class Reconciler {
     terminating: readonly EdgeRouteV2[],
     push: PushVerdict,
     routes: RouteStanding | undefined,
+    marked: ReadonlySet<string>,
     report: string[],
     signal: AbortSignal | undefined,
     stale: { count: number },
@@ -331,8 +336,10 @@ export class Reconciler {
   ): Promise<void> {
     let released = 0;
     let stuck = 0;
-    await eachConcurrently(terminating, this.opts.writeConcurrency ?? 32, async (route) => {
+    await eachConcurrently(terminating, this.opts.writeConcurrency ?? 32, async (read) => {
       signal?.throwIfAborted();
+      // As markDeprogramming's write left it, if it wrote: its resourceVersion is the release's precondition.
+      const route = marked.has(routeKey(read)) ? this.written.overlay(read) : read;
       const own = routes?.deleted(route.spec?.hostnames ?? []) ?? push;
       // The data plane holds a snapshot without this route (or holds nothing): traffic no longer goes to it.
       if (own.ok || own.unserved === true) {
@@ -366,10 +373,23 @@ export class Reconciler {
       }
       if (waitsOnClients(own)) waiting.count++;
       // Some client may already have dropped it: no longer Programmed=True.
-      await this.writeStatus(route, [deprogramming], signal, stale);
+      if (!marked.has(routeKey(route))) await this.writeStatus(route, [deprogramming], signal, stale);
     });
     if (released > 0) report.push(`released the finalizer of ${released} deleted route(s)`);
     if (stuck > 0) report.push(`${stuck} deleted route(s) stuck waiting for the data plane`);
+  }
+
+  /** Programmed=False on the deleted routes that still say True; answers the keys written. */
+  private async markDeprogramming(
+    terminating: readonly EdgeRouteV2[],
+    signal: AbortSignal | undefined,
+  ): Promise<ReadonlySet<string>> {
+    const marked = new Set<string>();
+    const saysServed = terminating.filter((r) => findCondition(r.status, "Programmed")?.status === "True");
+    await eachConcurrently(saysServed, this.opts.writeConcurrency ?? 32, async (route) => {
+      if (await this.writeStatus(route, [deprogramming], signal)) marked.add(routeKey(route));
+    });
+    return marked;
   }
 
   /**
