@@ -36,11 +36,12 @@ describe("parseReconcileReply", () => {
       afterMs: 250,
       did: [],
       enqueue: ["$snapshot"],
+      // A wait the server named (xDS clients, a cache behind): at that period, the backoff not grown.
+      notFailure: true,
     });
-    expect(parseReconcileReply('{"result":"requeue"}')).toMatchObject({
-      kind: "requeue",
-      afterMs: undefined,
-    });
+    const failure = parseReconcileReply('{"result":"requeue"}');
+    expect(failure).toMatchObject({ kind: "requeue", afterMs: undefined });
+    expect(failure).not.toHaveProperty("notFailure");
   });
 
   it("turns a malformed reply into a failure that names the field", () => {

@@ -59,7 +59,12 @@ export function parseReconcileRequest(body: unknown): ReconcileRequest | { reado
 /** The 200 reply of POST /reconcile. */
 export interface ReconcileReply {
   result: "done" | "requeue";
-  /** When the caller should try again; absent with "requeue" means "with your backoff". */
+  /**
+   * Look again after this long, at that period: a wait on something outside
+   * the key (xDS clients not connected or not answered, a cache a moment
+   * behind), not its failure, so the key's backoff does not grow. Absent with
+   * "requeue": a failure, retried with the caller's backoff.
+   */
   requeueAfterMs?: number;
   /** What this reconcile did, in words. */
   did: string[];
@@ -75,7 +80,7 @@ export type ReconcileOutcome =
       afterMs: number | undefined;
       did: string[];
       enqueue: string[];
-      /** Not the key's failure (the server's cache was behind): wait `afterMs`, without growing its backoff. */
+      /** Not the key's failure (a wait the server named, or its cache behind): wait `afterMs`, without growing its backoff. */
       notFailure?: true;
     }
   | { kind: "failed"; reason: string };
@@ -104,7 +109,9 @@ export function parseReconcileReply(text: string): ReconcileOutcome {
     if (requeueAfterMs !== undefined && !(typeof requeueAfterMs === "number" && requeueAfterMs >= 0)) {
       return { kind: "failed", reason: "reply.requeueAfterMs: must be a number >= 0" };
     }
-    return { kind: "requeue", afterMs: requeueAfterMs, did, enqueue };
+    return requeueAfterMs === undefined
+      ? { kind: "requeue", afterMs: undefined, did, enqueue }
+      : { kind: "requeue", afterMs: requeueAfterMs, did, enqueue, notFailure: true };
   }
   return {
     kind: "failed",

@@ -88,8 +88,8 @@ describe("Reconciler, the snapshot key", () => {
     expect(kube.count("PATCH", "/status")).toBe(40);
   });
 
-  it("takes a 409 or 422 on a status write as 'the route moved on': no throw, no event, one more call, and the next reconcile writes", async () => {
-    for (const status of [409, 422]) {
+  it("takes a 409 on a status write as 'the route moved on': no throw, no event, one more call, and the next reconcile writes", async () => {
+    for (const status of [409]) {
       const { kube, reconciler } = setup();
       kube.addRoute(route("r1"));
       kube.intercept = (call) =>
@@ -187,6 +187,17 @@ describe("Reconciler, the snapshot key", () => {
     await reconciler.reconcile(SNAPSHOT_KEY);
     expect(kube.count("PATCH", "/edgeroutes/old/status")).toBe(writes);
     expect(kube.count("PATCH", "/edgeroutes/recent/status")).toBe(recentWrites);
+  });
+
+  it("a status the apiserver refuses (422) is a failure of the reconcile, not 'the route moved on'", async () => {
+    const { kube, reconciler } = setup();
+    kube.addRoute(route("r1"));
+    kube.intercept = (call) =>
+      call.method === "PATCH" && call.path.endsWith("/edgeroutes/r1/status")
+        ? Promise.reject(apiError(422, "Invalid"))
+        : undefined;
+    await expect(reconciler.reconcile(SNAPSHOT_KEY)).rejects.toThrow();
+    expect(kube.route("shop/r1")?.status).toBeUndefined();
   });
 
   it("takes a failed release precondition (422) as 'the route moved on', and releases at the next reconcile", async () => {

@@ -12,7 +12,7 @@ import { FINALIZER, type EdgeRouteV2, type EdgeRouteStatus } from "../api/types.
 import type { Logger } from "../observability/logger.js";
 import { SNAPSHOT_KEY, parseRouteKey, type ReconcileReply } from "./protocol.js";
 import type { KubeClient } from "../kube/client.js";
-import { isNotFound, isStale } from "../kube/errors.js";
+import { isConflict, isNotFound, isStale } from "../kube/errors.js";
 import { edgeRoutePath } from "../kube/paths.js";
 import {
   acceptedFrom,
@@ -171,8 +171,10 @@ export class Reconciler {
       this.metrics.statusWrites.inc();
       this.written.record(route, status, after?.metadata?.resourceVersion);
     } catch (e) {
-      if (isStale(e) && stale) stale.count++;
-      if (isStale(e) || isNotFound(e)) return undefined;
+      // 409: read before its latest change. A 422 is a status the apiserver refuses
+      // (too long, say): a failure to report, never "the route moved on".
+      if (isConflict(e) && stale) stale.count++;
+      if (isConflict(e) || isNotFound(e)) return undefined;
       throw e;
     }
     await this.recordTransitions(route, status);

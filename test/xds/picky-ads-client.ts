@@ -1,7 +1,8 @@
 // A hand-driven data-plane client on one ADS server: it subscribes to every
-// cluster (State of the World) and answers each response as the test says:
-// ACK, hold (no answer: the client has not taken it yet), or NACK with its own
-// words. What gRPC's real client cannot be told to do on one server only.
+// cluster and to Envoy's route configuration (State of the World: a client
+// that holds routes) and answers each response as the test says: ACK, hold (no
+// answer: the client has not taken it yet), or NACK with its own words. What
+// gRPC's real client cannot be told to do on one server only.
 
 import type * as grpc from "@grpc/grpc-js";
 import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
@@ -22,29 +23,33 @@ export function startPickyClient(port: number, node: string, initial: PickyMode)
   const client: grpc.Client = adsClient(port);
   const s = sotwStream(client);
   let mode = initial;
-  let held: DiscoveryResponse | undefined;
-  let acked = "";
+  const held = new Map<string, DiscoveryResponse>();
+  const acked = new Map<string, string>();
+  const names = (typeUrl: string) => (typeUrl === TYPE_URL.routeConfiguration ? ["edge"] : []);
   let closed = false;
   const received: string[] = [];
   const answer = (m: DiscoveryResponse) => {
     if (mode.kind === "hold") {
-      held = m;
+      held.set(m.type_url, m);
       return;
     }
-    held = undefined;
+    held.delete(m.type_url);
+    const resource_names = names(m.type_url);
     if (mode.kind === "ack") {
-      acked = m.version_info;
-      s.send({ type_url: TYPE_URL.cluster, version_info: m.version_info, response_nonce: m.nonce });
+      acked.set(m.type_url, m.version_info);
+      s.send({ type_url: m.type_url, version_info: m.version_info, response_nonce: m.nonce, resource_names });
     } else {
       s.send({
-        type_url: TYPE_URL.cluster,
-        version_info: acked,
+        type_url: m.type_url,
+        version_info: acked.get(m.type_url) ?? "",
         response_nonce: m.nonce,
+        resource_names,
         error_detail: { code: 3, message: mode.message },
       });
     }
   };
   s.send({ node: { id: node, cluster: "edge" }, type_url: TYPE_URL.cluster });
+  s.send({ type_url: TYPE_URL.routeConfiguration, resource_names: names(TYPE_URL.routeConfiguration) });
   // Bounded: ends with close(), or after 10 minutes.
   const deadline = Date.now() + 10 * 60_000;
   const loop = (async () => {
@@ -62,7 +67,7 @@ export function startPickyClient(port: number, node: string, initial: PickyMode)
     received,
     mode(m) {
       mode = m;
-      if (held && m.kind !== "hold") answer(held);
+      if (m.kind !== "hold") for (const h of [...held.values()]) answer(h);
     },
     async close() {
       closed = true;

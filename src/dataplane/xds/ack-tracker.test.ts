@@ -67,3 +67,15 @@ describe("combine", () => {
     expect(clientStatus([])).toEqual(ACKED);
   });
 });
+
+describe("a client's words", () => {
+  it("a NACK's message past 2,048 characters is cut, and says how much was left out", () => {
+    const ack = new TypeAck();
+    ack.sent("1", "v1", "d1");
+    ack.reject("1", "x".repeat(40_000));
+    const message = ack.lastNack()?.message ?? "";
+    expect(message.length).toBeLessThan(2_100);
+    expect(message.endsWith("… (37952 more characters)")).toBe(true);
+    expect(ack.status("d1")).toEqual({ kind: "rejected", message });
+  });
+});

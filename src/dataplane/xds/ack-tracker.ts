@@ -19,6 +19,15 @@ interface Sent {
   readonly digest: string;
 }
 
+/** A NACK's words and a node id are the client's: kept to what a condition message can carry. */
+export const MAX_NACK_MESSAGE = 2_048;
+export const MAX_CLIENT_ID = 256;
+
+/** `text`, or its first `max` characters and how many more there were. */
+export function clip(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+}
+
 /** One resource type on one stream: the responses not yet answered, the last ACK and the last NACK. */
 export class TypeAck {
   private outstanding: Sent[] = [];
@@ -59,7 +68,7 @@ export class TypeAck {
   reject(nonce: string, message: string): boolean {
     const i = this.outstanding.findIndex((s) => s.nonce === nonce);
     if (i < 0) return false;
-    this.nacked = { ...(this.outstanding[i] as Sent), message };
+    this.nacked = { ...(this.outstanding[i] as Sent), message: clip(message, MAX_NACK_MESSAGE) };
     this.outstanding = this.outstanding.slice(i + 1);
     return true;
   }

@@ -6,7 +6,15 @@
 // ACKed or NACKed; a NACK leaves the client with what it held, so what we think
 // it holds goes back to its last ACK. What goes when is make-before-break.ts's.
 
-import { ACKED, PENDING, TypeAck, clientStatus, type ClientStatus } from "./ack-tracker.js";
+import {
+  ACKED,
+  MAX_CLIENT_ID,
+  PENDING,
+  TypeAck,
+  clip,
+  clientStatus,
+  type ClientStatus,
+} from "./ack-tracker.js";
 import { type DeltaDiscoveryRequest, type DeltaResource, type NodeInfo } from "./proto-codec.js";
 import { deltaDiscoveryResponse } from "./response-chunks.js";
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
@@ -64,7 +72,7 @@ export class DeltaStream implements AdsStream, HeldState {
   ) {}
 
   get id(): string {
-    return this.node?.id || this.peer;
+    return clip(this.node?.id || this.peer, MAX_CLIENT_ID);
   }
 
   onRequest(req: DeltaDiscoveryRequest): void {
@@ -147,8 +155,9 @@ export class DeltaStream implements AdsStream, HeldState {
     return this.types.get(url)?.sub;
   }
 
-  holds(url: string, name: string): boolean {
-    return this.types.get(url)?.acked.has(name) === true;
+  holdsType(snapshot: XdsSnapshot, url: string): boolean {
+    const st = this.types.get(url);
+    return st !== undefined && this.typeStatus(snapshot, url, st).kind === "acked";
   }
 
   /** The clusters (and their endpoints) not removed yet: the client's routes may still name them. */
@@ -208,18 +217,21 @@ export class DeltaStream implements AdsStream, HeldState {
     if (lds !== undefined)
       for (const [url, needed] of requiredNames(snapshot, lds))
         if (!covers(this.subscription(url), needed)) per.push(PENDING);
-    for (const [url, st] of this.types) {
-      const content = subset(snapshot, url, st.sub);
-      const names = new Set(content.resources.map((r) => r.name));
-      let holds = content.resources.every((r) => st.acked.get(r.name) === r.version);
-      if (holds) for (const name of st.acked.keys()) if (!names.has(name) && st.sub.has(name)) holds = false;
-      if (holds) per.push(ACKED);
-      else {
-        const s = st.ack.status(content.digest);
-        per.push(s.kind === "rejected" ? s : PENDING);
-      }
-    }
+    for (const [url, st] of this.types) per.push(this.typeStatus(snapshot, url, st));
     return clientStatus(per);
+  }
+
+  /** Held: every resource it gets at the version it gets, and nothing it is told is gone. */
+  private typeStatus(snapshot: XdsSnapshot, url: string, st: DeltaType): ClientStatus {
+    const content = subset(snapshot, url, st.sub);
+    const names = new Set(content.resources.map((r) => r.name));
+    let holds = content.resources.every((r) => st.acked.get(r.name) === r.version);
+    if (holds)
+      for (const name of st.acked.keys())
+        if (!names.has(name) && st.sub.has(name) && this.removable(snapshot, url, name)) holds = false;
+    if (holds) return ACKED;
+    const s = st.ack.status(content.digest);
+    return s.kind === "rejected" ? s : PENDING;
   }
 
   scope(): Scope {

@@ -119,26 +119,25 @@ export function retainedClusters(
 /** What a stream tells of a client, for the gate below. */
 export interface HeldState {
   subscription(typeUrl: string): Names | undefined;
-  /** Whether the client ACKed a response holding `name` of this type (any version), and still holds it. */
-  holds(typeUrl: string, name: string): boolean;
+  /** Whether the client ACKed what this type carries for it in `snapshot`. */
+  holdsType(snapshot: XdsSnapshot, typeUrl: string): boolean;
 }
 
 /**
- * Whether the route configurations of `snapshot` may go to this client: every
- * cluster they name that the client's CDS subscription covers is held, with
- * its endpoints when the client takes EDS at all.
+ * Whether the route configurations of `snapshot` may go to this client: if
+ * they name clusters its CDS subscription covers, it holds the snapshot's
+ * clusters, and, when it takes EDS, asks for their endpoints and holds them.
  */
 export function routesMayGo(snapshot: XdsSnapshot, client: HeldState): boolean {
   const listeners = client.subscription(TYPE_URL.listener);
-  if (listeners === undefined) return true;
   const cds = client.subscription(TYPE_URL.cluster);
-  if (cds === undefined) return true;
+  if (listeners === undefined || cds === undefined) return true;
+  const needed = requiredNames(snapshot, listeners).get(TYPE_URL.cluster) ?? new Set<string>();
+  const covered = [...needed].filter((n) => cds.wildcard || cds.names.has(n));
+  if (covered.length === 0) return true;
+  if (!client.holdsType(snapshot, TYPE_URL.cluster)) return false;
   const eds = client.subscription(TYPE_URL.clusterLoadAssignment);
-  const takesEds = eds !== undefined && (eds.wildcard || eds.names.size > 0);
-  for (const name of requiredNames(snapshot, listeners).get(TYPE_URL.cluster) ?? []) {
-    if (!cds.wildcard && !cds.names.has(name)) continue;
-    if (!client.holds(TYPE_URL.cluster, name)) return false;
-    if (takesEds && !client.holds(TYPE_URL.clusterLoadAssignment, name)) return false;
-  }
-  return true;
+  if (eds === undefined || (!eds.wildcard && eds.names.size === 0)) return true;
+  if (!eds.wildcard && covered.some((n) => !eds.names.has(n))) return false;
+  return client.holdsType(snapshot, TYPE_URL.clusterLoadAssignment);
 }

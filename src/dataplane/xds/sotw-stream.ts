@@ -8,7 +8,7 @@
 // on its way. What goes when is make-before-break.ts's.
 
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
-import { PENDING, TypeAck, clientStatus, type ClientStatus } from "./ack-tracker.js";
+import { MAX_CLIENT_ID, PENDING, TypeAck, clip, clientStatus, type ClientStatus } from "./ack-tracker.js";
 import {
   Held,
   retainedClusters,
@@ -40,8 +40,6 @@ import {
 interface TypeState {
   readonly sub: Subscription;
   readonly ack: TypeAck;
-  /** The names in the responses the client took, and in those sent since. */
-  readonly names: Held<ReadonlySet<string>>;
   /** The subscription changed: its resources go again, changed or not (the protocol asks it). */
   dirty: boolean;
 }
@@ -71,7 +69,7 @@ export class SotwStream implements AdsStream, HeldState {
   ) {}
 
   get id(): string {
-    return this.node?.id || this.peer;
+    return clip(this.node?.id || this.peer, MAX_CLIENT_ID);
   }
 
   onRequest(req: DiscoveryRequest): void {
@@ -81,7 +79,7 @@ export class SotwStream implements AdsStream, HeldState {
     if (!KNOWN_TYPES.has(url)) return;
     let st = this.types.get(url);
     if (st === undefined) {
-      st = { sub: new Subscription(url), ack: new TypeAck(), names: new Held(), dirty: true };
+      st = { sub: new Subscription(url), ack: new TypeAck(), dirty: true };
       this.types.set(url, st);
     }
     const nonce = req.response_nonce;
@@ -93,7 +91,6 @@ export class SotwStream implements AdsStream, HeldState {
       const taken = !req.error_detail;
       if (taken) st.ack.ack(nonce);
       else st.ack.reject(nonce, req.error_detail?.message ?? "");
-      st.names.answered(nonce, taken);
       if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
       answered = true;
     }
@@ -144,9 +141,9 @@ export class SotwStream implements AdsStream, HeldState {
     return this.types.get(url)?.sub;
   }
 
-  holds(url: string, name: string): boolean {
+  holdsType(snapshot: XdsSnapshot, url: string): boolean {
     const st = this.types.get(url);
-    return st !== undefined && st.sub.has(name) && st.names.acked()?.has(name) === true;
+    return st !== undefined && st.ack.status(this.content(snapshot, url, st).digest).kind === "acked";
   }
 
   private retained(snapshot: XdsSnapshot): ReadonlyMap<string, XdsResource | undefined> {
@@ -196,11 +193,6 @@ export class SotwStream implements AdsStream, HeldState {
       nonce,
     });
     st.ack.sent(nonce, snapshot.version, digest);
-    const names = new Set(resources.map((r) => r.name));
-    // Listeners and clusters left out are deleted; anything else left out is kept (xds_protocol.rst, "Deleting Resources").
-    if (url !== TYPE_URL.listener && url !== TYPE_URL.cluster)
-      for (const n of st.names.acked() ?? []) if (st.sub.has(n)) names.add(n);
-    st.names.sent(nonce, names);
     if (url === TYPE_URL.routeConfiguration) this.routes.sent(nonce, snapshot);
     st.dirty = false;
     this.bytes += response.size;
