@@ -193,7 +193,11 @@ export class DeltaStream implements AdsStream, HeldState {
         removed.push(name);
         changes.set(name, null);
       }
-    if (changes.size === 0) return;
+    if (changes.size === 0) {
+      // The client's routes are this snapshot's as they are: no older one is kept for it.
+      if (url === TYPE_URL.routeConfiguration && st.pending.size === 0) this.routes.rebase(snapshot);
+      return;
+    }
     const nonce = String(++this.nonce);
     const response = deltaDiscoveryResponse({
       system_version_info: snapshot.version,

@@ -79,6 +79,15 @@ export class Held<T> {
     return true;
   }
 
+  /**
+   * Nothing is unanswered and what the client holds is as good as `value`
+   * (nothing was sent because nothing differed): hold that instead, so that
+   * no older value is kept alive for a client that never needed another.
+   */
+  rebase(value: T): void {
+    if (this.unanswered.size === 0 && this.taken !== undefined) this.taken = value;
+  }
+
   /** The value of the last response taken. */
   acked(): T | undefined {
     return this.taken;
@@ -133,11 +142,13 @@ export function routesMayGo(snapshot: XdsSnapshot, client: HeldState): boolean {
   const cds = client.subscription(TYPE_URL.cluster);
   if (listeners === undefined || cds === undefined) return true;
   const needed = requiredNames(snapshot, listeners).get(TYPE_URL.cluster) ?? new Set<string>();
-  const covered = [...needed].filter((n) => cds.wildcard || cds.names.has(n));
-  if (covered.length === 0) return true;
+  const covers = (n: string) => cds.wildcard || cds.names.has(n);
+  let any = false;
+  for (const n of needed) if ((any = covers(n))) break;
+  if (!any) return true;
   if (!client.holdsType(snapshot, TYPE_URL.cluster)) return false;
   const eds = client.subscription(TYPE_URL.clusterLoadAssignment);
   if (eds === undefined || (!eds.wildcard && eds.names.size === 0)) return true;
-  if (!eds.wildcard && covered.some((n) => !eds.names.has(n))) return false;
+  if (!eds.wildcard) for (const n of needed) if (covers(n) && !eds.names.has(n)) return false;
   return client.holdsType(snapshot, TYPE_URL.clusterLoadAssignment);
 }

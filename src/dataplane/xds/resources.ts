@@ -267,6 +267,29 @@ export function requiredNames(
   snapshot: XdsSnapshot,
   listeners: Names,
 ): ReadonlyMap<string, ReadonlySet<string>> {
+  // Every stream asks this on every push and answer, and Envoys share one subscription
+  // (`*`): made once per snapshot and subscription, not a 10,000-name set per stream.
+  const key = `${listeners.wildcard ? "*" : ""}\0${[...listeners.names].sort().join("\0")}`;
+  let bySubscription = requiredCache.get(snapshot);
+  if (bySubscription === undefined) {
+    bySubscription = new Map();
+    requiredCache.set(snapshot, bySubscription);
+  }
+  let names = bySubscription.get(key);
+  if (names === undefined) {
+    names = computeRequiredNames(snapshot, listeners);
+    // Bounded: subscriptions come from clients.
+    if (bySubscription.size < 1_000) bySubscription.set(key, names);
+  }
+  return names;
+}
+
+const requiredCache = new WeakMap<XdsSnapshot, Map<string, ReadonlyMap<string, ReadonlySet<string>>>>();
+
+function computeRequiredNames(
+  snapshot: XdsSnapshot,
+  listeners: Names,
+): ReadonlyMap<string, ReadonlySet<string>> {
   const clusters = new Set<string>();
   const routeConfigs = new Set<string>();
   const add = (l: string, named: boolean) => {

@@ -132,7 +132,10 @@ export class SotwStream implements AdsStream, HeldState {
       }
       const content = this.content(snapshot, url, st);
       // Unchanged for this client: not sent again; its ACK of the same content still counts.
-      if (!st.dirty && st.ack.lastSent()?.digest === content.digest) continue;
+      if (!st.dirty && st.ack.lastSent()?.digest === content.digest) {
+        if (url === TYPE_URL.routeConfiguration) this.routes.rebase(snapshot);
+        continue;
+      }
       this.send(snapshot, url, st, content);
     }
   }
