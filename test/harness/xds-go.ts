@@ -4,11 +4,21 @@
 // scripts/xds-go.sh (once per run, in global-setup.ts) and cached outside the
 // repo like the control plane's binaries.
 
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { createInterface } from "node:readline";
+import {
+  killOnExit,
+  Ring,
+  startLineClient,
+  stderrNote,
+  xdsClientEnv,
+  type GoXdsClient,
+} from "./line-client.js";
 import { REPO_ROOT } from "./testbin.js";
+
+const GO_STDERR = "xds-go stderr (last part)";
 
 /** Set by global-setup.ts when the build failed, so that each file reports it without building again. */
 export const XDS_GO_ERROR_ENV = "EDGE_XDS_GO_ERROR";
@@ -35,33 +45,6 @@ export function ensureXdsGo(): string {
     throw new Error(`scripts/xds-go.sh answered ${JSON.stringify(bin)}, which is no file`);
   built = bin;
   return bin;
-}
-
-/** The last `max` characters a child wrote to stderr, for error messages. */
-class Ring {
-  private text = "";
-  constructor(private readonly max = 16 * 1024) {}
-  push(chunk: string): void {
-    this.text += chunk;
-    if (this.text.length > this.max) this.text = this.text.slice(-this.max);
-  }
-  toString(): string {
-    return this.text;
-  }
-}
-
-function stderrNote(ring: Ring): string {
-  const s = ring.toString().trim();
-  return s === "" ? "" : `\n--- xds-go stderr (last part) ---\n${s}`;
-}
-
-/** Kills the child when this process exits, whatever way it exits normally; removed once the child is gone. */
-function killOnExit(child: ChildProcessWithoutNullStreams): void {
-  const kill = (): void => {
-    child.kill("SIGKILL");
-  };
-  process.once("exit", kill);
-  child.once("exit", () => process.removeListener("exit", kill));
 }
 
 export interface ResourceToValidate {
@@ -104,7 +87,7 @@ export async function validateResources(
   const [code] = await Promise.all([exited, read]);
   if (code !== 0 || answers.length !== resources.length)
     throw new Error(
-      `xds-go validate exited ${code} with ${answers.length} answers for ${resources.length} resources${stderrNote(ring)}`,
+      `xds-go validate exited ${code} with ${answers.length} answers for ${resources.length} resources${stderrNote(ring, GO_STDERR)}`,
     );
   const failures: ValidationFailure[] = [];
   resources.forEach((r, i) => {
@@ -114,29 +97,7 @@ export async function validateResources(
   return failures;
 }
 
-export type GoCallResult =
-  { ok: true; backend: string; ms: number } | { ok: false; code: string; message: string; ms: number };
-
-export interface GoCallOptions {
-  /** The target is `xds:///HOST`. */
-  readonly host: string;
-  /** Default /echo.Echo/Call. */
-  readonly method?: string;
-  /** Default 5 s. */
-  readonly timeoutMs?: number;
-  readonly headers?: Record<string, string>;
-}
-
-export interface GoXdsClient {
-  /** One unary call (empty request, raw reply), on the channel of its host (made on first use). */
-  call(opts: GoCallOptions): Promise<GoCallResult>;
-  /** Closes the channel of `host`; the next call makes a new one. */
-  closeChannel(host: string): Promise<void>;
-  /** What the client wrote to stderr lately. */
-  stderr(): string;
-  /** Closes its stdin (it exits once its calls are done); kills it after 5 s. */
-  stop(): Promise<void>;
-}
+export type { GoCallOptions, GoCallResult, GoXdsClient } from "./line-client.js";
 
 export interface GoXdsClientOptions {
   /** Default 127.0.0.1. */
@@ -147,135 +108,14 @@ export interface GoXdsClientOptions {
   readonly env?: Readonly<Record<string, string>>;
 }
 
-type Answer = { id: number; ok: boolean; backend?: string; code?: string; message?: string; ms?: number };
-
 /** Starts `xds-go client` with a bootstrap pointing at the ADS server; resolves once it is ready. */
 export async function startGoXdsClient(opts: GoXdsClientOptions): Promise<GoXdsClient> {
-  const bin = ensureXdsGo();
-  const bootstrap = {
-    xds_servers: [
-      {
-        server_uri: `${opts.adsHost ?? "127.0.0.1"}:${opts.adsPort}`,
-        channel_creds: [{ type: "insecure" }],
-        server_features: ["xds_v3"],
-      },
-    ],
-    node: { id: opts.nodeId, locality: {} },
-  };
-  // grpc-go reads its bootstrap once, at start: it goes in the child's environment only.
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    ...opts.env,
-    GRPC_XDS_BOOTSTRAP_CONFIG: JSON.stringify(bootstrap),
-  };
-  delete env.GRPC_XDS_BOOTSTRAP;
-  const child = spawn(bin, ["client"], { stdio: ["pipe", "pipe", "pipe"], env });
-  killOnExit(child);
-  const ring = new Ring();
-  child.stderr.setEncoding("utf8").on("data", (c: string) => ring.push(c));
-  child.stdin.on("error", () => undefined);
-
-  const pending = new Map<number, { resolve: (a: Answer) => void; reject: (e: Error) => void }>();
-  let gone: Error | undefined;
-  let nextId = 1;
-  let markReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-
-  const exited = new Promise<void>((resolve) => {
-    const end = (why: string): void => {
-      gone ??= new Error(`xds-go client ${why}${stderrNote(ring)}`);
-      for (const p of pending.values()) p.reject(gone);
-      pending.clear();
-      resolve();
-    };
-    child.once("error", (e) => end(`could not run: ${e.message}`));
-    child.once("exit", (code, signal) => end(`exited (code ${code}, signal ${signal})`));
+  return startLineClient({
+    command: ensureXdsGo(),
+    args: ["client"],
+    env: xdsClientEnv(`${opts.adsHost ?? "127.0.0.1"}:${opts.adsPort}`, opts.nodeId, opts.env),
+    label: "xds-go client",
+    stderrHeader: GO_STDERR,
+    readyWithinMs: 10_000,
   });
-  const lines = createInterface({ input: child.stdout, crlfDelay: Infinity });
-  lines.on("line", (line) => {
-    let msg: Answer | { ready: true };
-    try {
-      msg = JSON.parse(line) as Answer | { ready: true };
-    } catch {
-      ring.push(`(stdout, not JSON) ${line}\n`);
-      return;
-    }
-    if ("ready" in msg) return markReady();
-    const p = pending.get(msg.id);
-    pending.delete(msg.id);
-    p?.resolve(msg);
-  });
-
-  /** A command's answer; a child that stops answering is not waited on past `limitMs`. */
-  const send = (cmd: Record<string, unknown>, limitMs: number): Promise<Answer> => {
-    if (gone !== undefined) return Promise.reject(gone);
-    const id = nextId++;
-    return new Promise<Answer>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        pending.delete(id);
-        reject(
-          new Error(
-            `xds-go client gave no answer to ${JSON.stringify(cmd)} in ${limitMs} ms${stderrNote(ring)}`,
-          ),
-        );
-      }, limitMs);
-      const settle =
-        <T>(f: (v: T) => void) =>
-        (v: T): void => {
-          clearTimeout(timer);
-          f(v);
-        };
-      pending.set(id, { resolve: settle(resolve), reject: settle(reject) });
-      child.stdin.write(JSON.stringify({ id, ...cmd }) + "\n");
-    });
-  };
-
-  let startTimer: NodeJS.Timeout | undefined;
-  const notReady = new Promise<never>((_, reject) => {
-    startTimer = setTimeout(
-      () => reject(new Error(`xds-go client not ready within 10 s${stderrNote(ring)}`)),
-      10_000,
-    );
-  });
-  try {
-    await Promise.race([ready, notReady, exited.then(() => Promise.reject(gone))]);
-  } catch (err) {
-    child.kill("SIGKILL");
-    throw err;
-  } finally {
-    clearTimeout(startTimer);
-  }
-
-  return {
-    async call(c) {
-      const timeoutMs = c.timeoutMs ?? 5_000;
-      const a = await send(
-        {
-          call: {
-            target: `xds:///${c.host}`,
-            method: c.method ?? "/echo.Echo/Call",
-            timeoutMs,
-            headers: c.headers ?? {},
-          },
-        },
-        timeoutMs + 5_000,
-      );
-      const ms = a.ms ?? NaN;
-      return a.ok
-        ? { ok: true, backend: a.backend ?? "", ms }
-        : { ok: false, code: a.code ?? "Unknown", message: a.message ?? "", ms };
-    },
-    async closeChannel(host) {
-      const a = await send({ close: `xds:///${host}` }, 5_000);
-      if (!a.ok) throw new Error(`xds-go client could not close xds:///${host}: ${a.message ?? a.code}`);
-    },
-    stderr: () => ring.toString(),
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
-      await exited;
-      clearTimeout(timer);
-    },
-  };
 }
