@@ -18,7 +18,7 @@ import {
 import { type DeltaDiscoveryRequest, type DeltaResource, type NodeInfo } from "./proto-codec.js";
 import { deltaDiscoveryResponse } from "./response-chunks.js";
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
-import { Held, retainedClusters, routesMayGo, subset, type HeldState } from "./make-before-break.js";
+import { RouteHolding, routesMayGo, subset, type HeldState } from "./make-before-break.js";
 import { PUSH_ORDER, covers, requiredNames, type XdsSnapshot } from "./resources.js";
 import { Subscription, type Names } from "./subscription.js";
 import {
@@ -58,10 +58,9 @@ export class DeltaStream implements AdsStream, HeldState {
   private readonly types = new Map<string, DeltaType>();
   private nonce = 0;
   /** The snapshots of the route configurations the client may hold. */
-  private routes = new Held<XdsSnapshot>();
+  private readonly routes = new RouteHolding();
   /** The route configurations wait for clusters the client does not hold yet. */
   private routesWaiting = false;
-  private retainedCache: { snapshot: XdsSnapshot; map: ReadonlyMap<string, unknown> } | undefined;
   private bytes = 0;
   private responses = 0;
 
@@ -108,8 +107,8 @@ export class DeltaStream implements AdsStream, HeldState {
       st.acked.delete(n);
       st.held.delete(n);
     }
-    if (url === TYPE_URL.routeConfiguration && st.sub.empty()) this.routes = new Held();
-    this.retainedCache = undefined;
+    if (url === TYPE_URL.routeConfiguration && st.sub.empty()) this.routes.clear();
+    this.routes.changed();
     const snapshot = this.host.current();
     if (snapshot !== undefined) {
       if (changed || update.changed) this.push(snapshot);
@@ -160,20 +159,10 @@ export class DeltaStream implements AdsStream, HeldState {
     return st !== undefined && this.typeStatus(snapshot, url, st).kind === "acked";
   }
 
-  /** The clusters (and their endpoints) not removed yet: the client's routes may still name them. */
-  private retained(snapshot: XdsSnapshot): ReadonlyMap<string, unknown> {
-    if (this.retainedCache?.snapshot !== snapshot)
-      this.retainedCache = {
-        snapshot,
-        map: retainedClusters(this.routes, snapshot, this.types.get(TYPE_URL.listener)?.sub),
-      };
-    return this.retainedCache.map;
-  }
-
   /** Whether the client holds `name` and should be told it is gone: not while its routes may name it. */
   private removable(snapshot: XdsSnapshot, url: string, name: string): boolean {
     if (url !== TYPE_URL.cluster && url !== TYPE_URL.clusterLoadAssignment) return true;
-    return !this.retained(snapshot).has(name);
+    return !this.routes.retained(snapshot, this.types.get(TYPE_URL.listener)?.sub).has(name);
   }
 
   private send(url: string, st: DeltaType, snapshot: XdsSnapshot): void {

@@ -51,78 +51,84 @@ export function subset(snapshot: XdsSnapshot, typeUrl: string, sub: Names): Cont
 const MAX_UNANSWERED = 16;
 
 /**
- * What a client holds of one thing by its answers: the value of the last
- * response it ACKed, and those of the responses sent since, unanswered (it
- * may have applied them already). A NACK leaves it with what it had.
+ * The route configurations a client may hold, as the snapshots they came
+ * from: that of the last response it ACKed, and those of the responses sent
+ * since, unanswered (it may have applied them already; a NACK leaves it with
+ * what it had). From them, the clusters the current snapshot dropped that
+ * those routes still name: State of the World sends them on (as the newest of
+ * those snapshots had them; a Cluster holds no endpoints, so that is the one
+ * the client holds), Delta does not remove them yet. Endpoints need nothing in
+ * State of the World: a ClusterLoadAssignment left out is not deleted.
  */
-export class Held<T> {
-  private taken: T | undefined;
-  private readonly unanswered = new Map<string, T>();
+export class RouteHolding {
+  private taken: XdsSnapshot | undefined;
+  private readonly unanswered = new Map<string, XdsSnapshot>();
+  private cache:
+    | { readonly current: XdsSnapshot; readonly retained: ReadonlyMap<string, XdsResource | undefined> }
+    | undefined;
 
-  sent(nonce: string, value: T): void {
-    this.unanswered.set(nonce, value);
+  sent(nonce: string, snapshot: XdsSnapshot): void {
+    this.unanswered.set(nonce, snapshot);
     if (this.unanswered.size > MAX_UNANSWERED) {
       const [oldest] = this.unanswered.keys();
       if (oldest !== undefined) this.unanswered.delete(oldest);
     }
+    this.cache = undefined;
   }
 
-  /** The response `nonce` was answered; those before it were answered with it. False for a nonce not sent. */
-  answered(nonce: string, taken: boolean): boolean {
-    if (!this.unanswered.has(nonce)) return false;
+  /** The response `nonce` was answered; those before it were answered with it. */
+  answered(nonce: string, taken: boolean): void {
+    if (!this.unanswered.has(nonce)) return;
     for (const [n, v] of this.unanswered) {
       this.unanswered.delete(n);
       // In order: a response before this one was taken, or the client would have said so.
       if (n !== nonce || taken) this.taken = v;
       if (n === nonce) break;
     }
-    return true;
+    this.cache = undefined;
   }
 
   /**
-   * Nothing is unanswered and what the client holds is as good as `value`
-   * (nothing was sent because nothing differed): hold that instead, so that
-   * no older value is kept alive for a client that never needed another.
+   * Nothing is unanswered and what the client holds is as good as `snapshot`'s
+   * (nothing was sent because nothing differed): hold that instead, so that no
+   * older snapshot is kept alive for a client that never needed another.
    */
-  rebase(value: T): void {
-    if (this.unanswered.size === 0 && this.taken !== undefined) this.taken = value;
+  rebase(snapshot: XdsSnapshot): void {
+    if (this.unanswered.size === 0 && this.taken !== undefined && this.taken !== snapshot) {
+      this.taken = snapshot;
+      this.cache = undefined;
+    }
   }
 
-  /** The value of the last response taken. */
-  acked(): T | undefined {
-    return this.taken;
+  /** It unsubscribed from route configurations: it holds none. */
+  clear(): void {
+    this.taken = undefined;
+    this.unanswered.clear();
+    this.cache = undefined;
   }
 
-  /** Newest first: what was sent and not answered, then what was taken. */
-  *values(): Iterable<T> {
-    yield* [...this.unanswered.values()].reverse();
-    if (this.taken !== undefined) yield this.taken;
+  /** The client's subscriptions may have changed: what is retained is looked at again. */
+  changed(): void {
+    this.cache = undefined;
   }
-}
 
-/**
- * The clusters `current` dropped that a route configuration the client may
- * hold still names: State of the World sends them on (as the newest of those
- * snapshots had them; a Cluster holds no endpoints, so that is the one the
- * client holds), Delta does not remove them yet. Endpoints need nothing in
- * State of the World: a ClusterLoadAssignment left out is not deleted.
- */
-export function retainedClusters(
-  routes: Held<XdsSnapshot>,
-  current: XdsSnapshot,
-  listeners: Names | undefined,
-): ReadonlyMap<string, XdsResource | undefined> {
-  const retained = new Map<string, XdsResource | undefined>();
-  if (listeners === undefined) return retained;
-  const clusters = current.types.get(TYPE_URL.cluster)?.byName;
-  for (const held of routes.values()) {
-    if (held === current) continue;
-    const needed = requiredNames(held, listeners).get(TYPE_URL.cluster) ?? new Set<string>();
-    for (const name of needed)
-      if (!clusters?.has(name) && !retained.has(name))
-        retained.set(name, held.types.get(TYPE_URL.cluster)?.byName.get(name));
+  /** The clusters `current` dropped that routes the client may hold still name, for its `listeners`. */
+  retained(current: XdsSnapshot, listeners: Names | undefined): ReadonlyMap<string, XdsResource | undefined> {
+    if (this.cache?.current === current) return this.cache.retained;
+    const retained = new Map<string, XdsResource | undefined>();
+    const clusters = current.types.get(TYPE_URL.cluster)?.byName;
+    // Newest first: a retained cluster is sent as the newest snapshot that had it.
+    const held = [...this.unanswered.values()].reverse();
+    if (this.taken !== undefined) held.push(this.taken);
+    for (const s of held) {
+      if (s === current || listeners === undefined) continue;
+      for (const name of requiredNames(s, listeners).get(TYPE_URL.cluster) ?? [])
+        if (!clusters?.has(name) && !retained.has(name))
+          retained.set(name, s.types.get(TYPE_URL.cluster)?.byName.get(name));
+    }
+    this.cache = { current, retained };
+    return retained;
   }
-  return retained;
 }
 
 /** What a stream tells of a client, for the gate below. */

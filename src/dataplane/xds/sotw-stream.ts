@@ -9,14 +9,7 @@
 
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
 import { MAX_CLIENT_ID, PENDING, TypeAck, clip, clientStatus, type ClientStatus } from "./ack-tracker.js";
-import {
-  Held,
-  retainedClusters,
-  routesMayGo,
-  subset,
-  type Content,
-  type HeldState,
-} from "./make-before-break.js";
+import { RouteHolding, routesMayGo, subset, type Content, type HeldState } from "./make-before-break.js";
 import { type DiscoveryRequest, type NodeInfo } from "./proto-codec.js";
 import { discoveryResponse } from "./response-chunks.js";
 import {
@@ -52,13 +45,11 @@ export class SotwStream implements AdsStream, HeldState {
   private readonly types = new Map<string, TypeState>();
   private nonce = 0;
   /** The snapshots of the route configurations the client may hold. */
-  private routes = new Held<XdsSnapshot>();
+  private readonly routes = new RouteHolding();
   /** The clusters last sent to a named CDS subscription, by name. */
   private readonly sentClusters = new Map<string, XdsResource>();
   /** The route configuration waits for clusters the client does not hold yet. */
   private routesWaiting = false;
-  private retainedCache:
-    { snapshot: XdsSnapshot; map: ReadonlyMap<string, XdsResource | undefined> } | undefined;
   private bytes = 0;
   private responses = 0;
 
@@ -97,9 +88,9 @@ export class SotwStream implements AdsStream, HeldState {
     if (st.sub.replace(req.resource_names)) {
       st.dirty = true;
       st.ack.resubscribed();
-      if (url === TYPE_URL.routeConfiguration && st.sub.empty()) this.routes = new Held();
+      if (url === TYPE_URL.routeConfiguration && st.sub.empty()) this.routes.clear();
     }
-    this.retainedCache = undefined;
+    this.routes.changed();
     this.followUp(url, st, answered);
     this.host.changed();
   }
@@ -149,15 +140,6 @@ export class SotwStream implements AdsStream, HeldState {
     return st !== undefined && st.ack.status(this.content(snapshot, url, st).digest).kind === "acked";
   }
 
-  private retained(snapshot: XdsSnapshot): ReadonlyMap<string, XdsResource | undefined> {
-    if (this.retainedCache?.snapshot !== snapshot)
-      this.retainedCache = {
-        snapshot,
-        map: retainedClusters(this.routes, snapshot, this.types.get(TYPE_URL.listener)?.sub),
-      };
-    return this.retainedCache.map;
-  }
-
   /**
    * subset(), with the clusters the client's routes may still name
    * (make-before-break.ts), and, for a named CDS subscription, the clusters it
@@ -168,7 +150,7 @@ export class SotwStream implements AdsStream, HeldState {
   private content(snapshot: XdsSnapshot, url: string, st: TypeState): Content {
     const own = subset(snapshot, url, st.sub);
     if (url !== TYPE_URL.cluster) return own;
-    const retained = this.retained(snapshot);
+    const retained = this.routes.retained(snapshot, this.types.get(TYPE_URL.listener)?.sub);
     if (retained.size === 0 && (st.sub.wildcard || own.resources.length >= st.sub.names.size)) return own;
     const have = new Set(own.resources.map((r) => r.name));
     const resources = [...own.resources];
