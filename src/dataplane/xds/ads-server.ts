@@ -16,9 +16,10 @@ import {
   type DeltaDiscoveryRequest,
   type DiscoveryRequest,
 } from "./proto-codec.js";
-import type { XdsSnapshot } from "./resources.js";
+import { SPARE_NAMES, namesWorthAsking, type XdsSnapshot } from "./resources.js";
 import { scratchJoiner, type ResponseChunks } from "./response-chunks.js";
 import { SotwStream } from "./sotw-stream.js";
+import { TooManyNames } from "./subscription.js";
 import { WriteBudget, type PacedWriter } from "./write-budget.js";
 import type { AdsStream, StreamHost, StreamReport } from "./stream.js";
 import { scopeHasRoutes, type ClientView } from "./route-standing.js";
@@ -65,6 +66,8 @@ export class AdsServer implements StreamHost {
   private snapshot: XdsSnapshot | undefined;
   private readonly streams = new Set<AdsStream>();
   private readonly watchers = new Set<() => void>();
+  /** Per type, the most names any snapshot served gave a client a reason to ask for. */
+  private readonly mostNames = new Map<string, number>();
   private credentials: ReloadableServerCredentials | undefined;
   /** Shared by every stream: the response bytes being written at once stay bounded. */
   private readonly budget = new WriteBudget();
@@ -139,6 +142,13 @@ export class AdsServer implements StreamHost {
       try {
         onRequest(req);
       } catch (err) {
+        if (err instanceof TooManyNames) {
+          // The client's own doing: it hears why, in gRPC's words for it, and the stream ends.
+          this.opts.log?.warn({ client: stream.id, reason: err.message }, "xDS stream ended: too many names");
+          call.emit("error", { code: grpc.status.RESOURCE_EXHAUSTED, details: err.message });
+          close();
+          return;
+        }
         this.opts.log?.error({ err, client: stream.id }, "xDS request failed");
         call.destroy(err instanceof Error ? err : new Error(String(err)));
       }
@@ -157,9 +167,20 @@ export class AdsServer implements StreamHost {
     return this.snapshot;
   }
 
+  /**
+   * Every resource and host of the largest snapshot this server has served, and
+   * SPARE_NAMES more: a client that still asks for what a larger snapshot had
+   * keeps its stream; one that asks for a million names does not.
+   */
+  nameLimit(typeUrl: string): number {
+    return SPARE_NAMES + (this.mostNames.get(typeUrl) ?? 0);
+  }
+
   /** Serves this snapshot from now on: every stream gets what changed for it. */
   serve(snapshot: XdsSnapshot): void {
     this.snapshot = snapshot;
+    for (const url of snapshot.types.keys())
+      this.mostNames.set(url, Math.max(this.mostNames.get(url) ?? 0, namesWorthAsking(snapshot, url)));
     for (const s of this.streams) s.push(snapshot);
     this.changed();
   }

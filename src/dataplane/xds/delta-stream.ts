@@ -102,7 +102,11 @@ export class DeltaStream implements AdsStream, HeldState {
       if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
       answered = true;
     }
-    const update = st.sub.update(req.resource_names_subscribe, req.resource_names_unsubscribe);
+    const update = st.sub.update(
+      req.resource_names_subscribe,
+      req.resource_names_unsubscribe,
+      this.host.nameLimit(url),
+    );
     for (const n of update.dropped) {
       st.acked.delete(n);
       st.held.delete(n);

@@ -554,3 +554,14 @@ function noRoutesVirtualHost(): EncodedHost {
     bytes: encodeMessage(VIRTUAL_HOST, NO_ROUTES),
   });
 }
+
+/** Names beyond what the snapshots hold that a stream may ask for, per type. */
+export const SPARE_NAMES = 10_000;
+
+/**
+ * How many names of a type a snapshot gives a client a reason to ask for:
+ * every resource of the type and every host it routes.
+ */
+export function namesWorthAsking(snapshot: XdsSnapshot, typeUrl: string): number {
+  return (snapshot.types.get(typeUrl)?.list.length ?? 0) + snapshot.clustersOfDomain.size;
+}

@@ -85,7 +85,7 @@ export class SotwStream implements AdsStream, HeldState {
       if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
       answered = true;
     }
-    if (st.sub.replace(req.resource_names)) {
+    if (st.sub.replace(req.resource_names, this.host.nameLimit(url))) {
       st.dirty = true;
       st.ack.resubscribed();
       if (url === TYPE_URL.routeConfiguration && st.sub.empty()) this.routes.clear();

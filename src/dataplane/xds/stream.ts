@@ -16,6 +16,8 @@ export interface StreamHost {
   current(): XdsSnapshot | undefined;
   /** An ACK, a NACK or a new subscription arrived: waiters look again. */
   changed(): void;
+  /** The most names of a type one stream may subscribe to. */
+  nameLimit(typeUrl: string): number;
 }
 
 export interface StreamReport {

@@ -26,6 +26,18 @@ export interface Names {
 
 export const NOTHING: Names = { wildcard: false, names: new Set() };
 
+/**
+ * A stream asked for more names of one type than any client needs: every name
+ * yields a resource (an API listener and a route configuration for any host),
+ * so names are what a client could spend the server's memory with.
+ */
+export class TooManyNames extends Error {
+  constructor(typeUrl: string, limit: number) {
+    super(`a stream may subscribe to at most ${limit} resources of ${typeUrl}`);
+    this.name = "TooManyNames";
+  }
+}
+
 export class Subscription implements Names {
   /** No name of this type was ever asked for on the stream. */
   private legacy = true;
@@ -48,7 +60,8 @@ export class Subscription implements Names {
   }
 
   /** SotW: the request's list is the whole subscription. Answers whether what it asks for changed. */
-  replace(list: readonly string[]): boolean {
+  replace(list: readonly string[], limit = Infinity): boolean {
+    if (list.length > limit) throw new TooManyNames(this.typeUrl, limit);
     const wildcard = this.wildcard;
     if (list.length > 0) this.legacy = false;
     this.explicitWildcard = list.includes("*");
@@ -64,7 +77,10 @@ export class Subscription implements Names {
   update(
     subscribe: readonly string[],
     unsubscribe: readonly string[],
+    limit = Infinity,
   ): { changed: boolean; dropped: string[] } {
+    // Checked before any name is kept: the names it would hold, at most.
+    if (this.named.size + subscribe.length > limit) throw new TooManyNames(this.typeUrl, limit);
     const wildcard = this.wildcard;
     let changed = false;
     if (subscribe.length > 0) this.legacy = false;

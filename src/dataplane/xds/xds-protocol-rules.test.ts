@@ -4,7 +4,7 @@
 // every kind of change, checked response by response, on both variants; and
 // the status that follows: a client counts only for the routes it was sent.
 
-import type * as grpc from "@grpc/grpc-js";
+import { status as grpcStatus, type Client } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { adsSnapshot, edgeRoute, endpoints, PORT } from "../../../test/xds/fixtures.js";
 import { ModelAdsClient } from "../../../test/xds/model-ads-client.js";
@@ -13,6 +13,7 @@ import type { EdgeRouteV2 } from "../../api/types.js";
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
 import type { EndpointsByService, Snapshot } from "../../envoy/snapshot.js";
 import { decodeResource } from "./proto-codec.js";
+import { SPARE_NAMES } from "./resources.js";
 import { XdsDataPlane } from "./xds-dataplane.js";
 
 const route = (name: string, service: string, hosts = [`${name}.example.com`]): EdgeRouteV2 =>
@@ -50,7 +51,7 @@ const CHANGES: readonly { readonly name: string; readonly next: () => Snapshot }
 ];
 
 let plane: XdsDataPlane;
-let client: grpc.Client;
+let client: Client;
 
 beforeAll(async () => {
   plane = new XdsDataPlane({ ackTimeoutMs: 3_000 });
@@ -280,5 +281,46 @@ describe("status per client", () => {
     });
     a.end();
     b.end();
+  });
+});
+
+describe("what one stream may ask for", () => {
+  it("more names of a type than the snapshot has and 10,000 spare: RESOURCE_EXHAUSTED, the stream ends, others go on", async () => {
+    const snapshot = base();
+    await plane.program(snapshot);
+    const limit = plane.server.nameLimit(TYPE_URL.listener);
+    expect(limit).toBe(SPARE_NAMES + 1 + 2); // Envoy's listener and the two hosts
+    const d = deltaStream(client);
+    // 4,000 names a request (a request is at most 4 MiB): the third goes past the limit.
+    const batch = (k: number) => Array.from({ length: 4_000 }, (_, i) => `h${k}-${i}.example.com`);
+    d.send({ node: { id: "greedy" }, type_url: TYPE_URL.listener, resource_names_subscribe: batch(0) });
+    await d.next();
+    d.send({ type_url: TYPE_URL.listener, resource_names_subscribe: batch(1) });
+    await d.next();
+    const ended = new Promise<{ code: number; details: string }>((resolve) =>
+      d.call.on("error", (e: { code: number; details: string }) => resolve(e)),
+    );
+    d.send({ type_url: TYPE_URL.listener, resource_names_subscribe: [...batch(2), ...batch(3)] });
+    expect(await ended).toMatchObject({
+      code: grpcStatus.RESOURCE_EXHAUSTED,
+      details: `a stream may subscribe to at most ${limit} resources of ${TYPE_URL.listener}`,
+    });
+    await until(() => !plane.clients().some((c) => c.id === "greedy"));
+    // A SotW request past the limit, at once.
+    const s = sotwStream(client);
+    const sotwEnded = new Promise<{ code: number }>((resolve) =>
+      s.call.on("error", (e: { code: number }) => resolve(e)),
+    );
+    s.send({
+      node: { id: "greedy-sotw" },
+      type_url: TYPE_URL.routeConfiguration,
+      resource_names: Array.from({ length: limit + 1 }, (_, i) => `edge/h${i}.example.com`),
+    });
+    expect(await sotwEnded).toMatchObject({ code: grpcStatus.RESOURCE_EXHAUSTED });
+    // Another client is served as before.
+    const ok = sotwStream(client);
+    ok.send({ node: { id: "modest" }, type_url: TYPE_URL.cluster });
+    expect((await ok.next()).message.resources.length).toBe(clustersOf(snapshot).length);
+    ok.end();
   });
 });
