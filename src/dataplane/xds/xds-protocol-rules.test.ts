@@ -202,6 +202,40 @@ describe("subscriptions as the protocol defines them", () => {
   });
 });
 
+describe("ACKs and NACKs by nonce", () => {
+  it("Delta: an answer with a nonce never sent, or already answered, changes nothing", async () => {
+    const snapshot = base();
+    await plane.program(snapshot);
+    const d = deltaStream(client);
+    d.send({
+      node: { id: "delta-nonces" },
+      type_url: TYPE_URL.routeConfiguration,
+      resource_names_subscribe: ["edge"],
+    });
+    const rds = (await d.next()).message;
+    const standing = () => plane.server.statuses().find((c) => c.id === "delta-nonces")?.status.kind;
+    // A NACK of a nonce this stream never sent: not a refusal of anything.
+    d.send({
+      type_url: TYPE_URL.routeConfiguration,
+      response_nonce: "no-such",
+      error_detail: { message: "stale" },
+    });
+    expect(await d.quiet(200)).toBe(true);
+    expect(standing()).toBe("pending");
+    d.send({ type_url: TYPE_URL.routeConfiguration, response_nonce: rds.nonce });
+    await until(() => standing() === "acked");
+    // The same nonce again, now as a NACK: already answered, so ignored.
+    d.send({
+      type_url: TYPE_URL.routeConfiguration,
+      response_nonce: rds.nonce,
+      error_detail: { message: "late" },
+    });
+    expect(await d.quiet(200)).toBe(true);
+    expect(standing()).toBe("acked");
+    d.end();
+  });
+});
+
 describe("status per client", () => {
   it("a stream that asked for nothing, or only for clusters, holds no route and counts for none", async () => {
     const snapshot = base();
