@@ -185,22 +185,30 @@ interface Logged {
 }
 
 /**
- * Two routes on one host and one Service: A on /echo.Echo, B on /other.Other.
- * A deleted under steady RPCs on both: A stops being routed before its object
- * is gone, the object goes within GONE_WITHIN_MS, B never fails.
+ * Two routes on one Service: A on /echo.Echo, B on /other.Other, on one host
+ * or (bHost) on two. A deleted under steady RPCs on both: A stops being routed
+ * before its object is gone, the object goes within GONE_WITHIN_MS, B never
+ * fails. On two hosts, A's channel no longer needs the cluster, which lives on
+ * for B: grpc-go unsubscribes its clusters and endpoints with empty lists.
  */
-async function deleteUnderTraffic(label: string, client: GoXdsClient, host: string): Promise<void> {
+async function deleteUnderTraffic(
+  label: string,
+  client: GoXdsClient,
+  host: string,
+  bHost = host,
+): Promise<void> {
   const a = `${label}-a`;
   const b = `${label}-b`;
+  const hostOf = (method: string) => (method === ECHO_METHOD ? host : bHost);
   try {
-    await apply(cp, edgeRoute(a, host, "/echo.Echo"), edgeRoute(b, host, "/other.Other"));
+    await apply(cp, edgeRoute(a, host, "/echo.Echo"), edgeRoute(b, bHost, "/other.Other"));
     // The first call makes the channel: listener, routes, cluster and endpoints.
     for (const method of [ECHO_METHOD, OTHER_METHOD]) {
       let last: GoCallResult | undefined;
       await waitFor(
-        `${label}: ${method} on xds:///${host} to reach blue-1 (last: ${last ? what(last) : "-"})`,
+        `${label}: ${method} on xds:///${hostOf(method)} to reach blue-1 (last: ${last ? what(last) : "-"})`,
         async () => {
-          last = await client.call({ host, method, timeoutMs: 3_000 });
+          last = await client.call({ host: hostOf(method), method, timeoutMs: 3_000 });
           return last.ok && last.backend === "blue-1" ? true : undefined;
         },
         30_000,
@@ -219,7 +227,7 @@ async function deleteUnderTraffic(label: string, client: GoXdsClient, host: stri
       const until = performance.now() + 60_000;
       while (running && performance.now() < until) {
         const start = performance.now();
-        const r = await client.call({ host, method, timeoutMs: 2_000 });
+        const r = await client.call({ host: hostOf(method), method, timeoutMs: 2_000 });
         log.push({ path, start, end: performance.now(), r });
         await sleep(20);
       }
@@ -289,6 +297,28 @@ describe("a route deleted while proxyless gRPC clients route RPCs through it", (
     const client = await startNodeXdsClient({ adsPort, nodeId: "js-delete", dialMap: DIAL_MAP });
     try {
       await deleteUnderTraffic("js", client, "js.shop.example.com");
+    } finally {
+      await client.stop();
+    }
+  });
+
+  it("grpc-go, B on another host of the same Service (the cluster lives on, A's channel unsubscribes it): the same", async () => {
+    const client = await startGoXdsClient({
+      adsPort,
+      nodeId: "go-delete-2",
+      env: { XDS_GO_DIAL_MAP: DIAL_MAP },
+    });
+    try {
+      await deleteUnderTraffic("go2", client, "a.shop.example.com", "b.shop.example.com");
+    } finally {
+      await client.stop();
+    }
+  });
+
+  it("@grpc/grpc-js-xds, B on another host of the same Service: the same", async () => {
+    const client = await startNodeXdsClient({ adsPort, nodeId: "js-delete-2", dialMap: DIAL_MAP });
+    try {
+      await deleteUnderTraffic("js2", client, "a.js.shop.example.com", "b.js.shop.example.com");
     } finally {
       await client.stop();
     }
