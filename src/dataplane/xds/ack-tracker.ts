@@ -20,7 +20,7 @@ interface Sent {
 }
 
 /** A NACK's words and a node id are the client's: kept to what a condition message can carry. */
-export const MAX_NACK_MESSAGE = 2_048;
+const MAX_NACK_MESSAGE = 2_048;
 export const MAX_CLIENT_ID = 256;
 
 /** `text`, or its first `max` characters and how many more there were. */

@@ -22,7 +22,7 @@ export function scopeHasRoutes(scope: Scope): boolean {
 }
 
 /** Whether a route with these host names (none: every host) may land a request for `host`. */
-export function routeHostsMatch(hostnames: readonly string[], host: string): boolean {
+function routeHostsMatch(hostnames: readonly string[], host: string): boolean {
   if (hostnames.length === 0) return true;
   for (const h of hostnames) {
     if (h === host || h === "*") return true;
@@ -35,11 +35,7 @@ export const NO_CLIENT_MESSAGE = "no xDS client is connected: nothing serves thi
 const NO_SUBSCRIBER_MESSAGE =
   "no connected xDS client asks for this route's host names: nothing serves it yet";
 
-export function programmingOf(
-  verdict: AckVerdict,
-  pendingMessage: string,
-  anyClient: boolean,
-): RouteProgramming {
+function programmingOf(verdict: AckVerdict, pendingMessage: string, anyClient: boolean): RouteProgramming {
   switch (verdict.kind) {
     case "synced":
       return { ok: true };

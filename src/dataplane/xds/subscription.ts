@@ -24,8 +24,6 @@ export interface Names {
   readonly names: ReadonlySet<string>;
 }
 
-export const NOTHING: Names = { wildcard: false, names: new Set() };
-
 /**
  * A stream asked for more names of one type than any client needs: every name
  * yields a resource (an API listener and a route configuration for any host),
