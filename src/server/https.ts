@@ -1,11 +1,13 @@
-// The HTTPS listener: TLS 1.2+, hot reload of the key pair when its files
-// change (certificate rotation without a restart), and a graceful stop.
+// The HTTPS listener: TLS 1.2+ (1.2 with forward-secret AEAD suites only,
+// TLS12_CIPHERS), hot reload of the key pair when its files change
+// (certificate rotation without a restart), and a graceful stop.
 
 import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import https from "node:https";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import type { Logger } from "../observability/logger.js";
+import { TLS12_CIPHERS } from "../dataplane/xds/ads-tls.js";
 import { gracefulStop } from "./graceful-stop.js";
 
 export interface TlsFiles {
@@ -75,7 +77,12 @@ export async function startHttpsServer(
   let generation = 0;
   const handshakenWith = new WeakMap<Socket, number>();
   const clientAuth = opts.clientCa ? { ca: opts.clientCa, requestCert: true, rejectUnauthorized: false } : {};
-  const server = https.createServer({ ...pair, ...clientAuth, minVersion: "TLSv1.2" });
+  const server = https.createServer({
+    ...pair,
+    ...clientAuth,
+    minVersion: "TLSv1.2",
+    ciphers: TLS12_CIPHERS,
+  });
   const graceful = gracefulStop(server);
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     graceful.track(req, res);
@@ -102,7 +109,12 @@ export async function startHttpsServer(
   const reload = (next?: { cert: string; key: string }): void => {
     const p = next ?? readPair(opts.tls);
     // The whole context is replaced: the client CA goes with the new pair.
-    server.setSecureContext({ ...p, ...(opts.clientCa ? { ca: opts.clientCa } : {}), minVersion: "TLSv1.2" });
+    server.setSecureContext({
+      ...p,
+      ...(opts.clientCa ? { ca: opts.clientCa } : {}),
+      minVersion: "TLSv1.2",
+      ciphers: TLS12_CIPHERS,
+    });
     generation++;
     opts.onReload?.(p);
     logger.info("TLS key pair reloaded");

@@ -48,6 +48,33 @@ function presented(port: number, ca: KeyPair): Promise<string> {
   });
 }
 
+/** The protocol and suite a handshake settles on, or its error's message. */
+function handshake(port: number, ca: string, opts: tls.ConnectionOptions): Promise<string> {
+  return new Promise((resolve) => {
+    const socket = tls.connect({ host: "127.0.0.1", port, ca, ALPNProtocols: ["h2"], ...opts }, () => {
+      const agreed = `${socket.getProtocol() ?? "?"} ${socket.getCipher().name}`;
+      socket.destroy();
+      resolve(agreed);
+    });
+    socket.once("error", (err) => resolve(`failed: ${err.message}`));
+  });
+}
+
+/** TLS 1.2 clients offering one suite each: only the forward-secret AEAD ones get in; TLS 1.3 as before. */
+async function expectForwardSecretSuitesOnly(port: number, ca: string): Promise<void> {
+  const tls12 = (ciphers: string) => handshake(port, ca, { maxVersion: "TLSv1.2", ciphers });
+  // Static RSA key exchange (no forward secrecy), and CBC with SHA-1.
+  for (const weak of ["AES128-GCM-SHA256", "AES256-SHA256", "AES128-SHA", "ECDHE-RSA-AES128-SHA"])
+    expect(await tls12(weak), weak).toMatch(/^failed: .*(handshake failure|no shared cipher)/i);
+  for (const good of [
+    "ECDHE-RSA-AES128-GCM-SHA256",
+    "ECDHE-RSA-AES256-GCM-SHA384",
+    "ECDHE-RSA-CHACHA20-POLY1305",
+  ])
+    expect(await tls12(good)).toBe(`TLSv1.2 ${good}`);
+  expect(await handshake(port, ca, {})).toBe("TLSv1.3 TLS_AES_256_GCM_SHA384");
+}
+
 const fingerprint = (pem: string) => new crypto.X509Certificate(pem).fingerprint256;
 
 /** A DiscoveryRequest for clusters and the version answered, or the error when none comes. */
@@ -125,6 +152,20 @@ describe("TLS on the ADS port", () => {
     plane.server.reloadTls(serving(ca));
     expect(await versionOver(withCert(proxy), port)).toBe(snapshot(1).version);
     await expect(versionOver(grpc.credentials.createSsl(trust), port)).rejects.toThrow();
+  });
+
+  it("TLS 1.2 takes only ECDHE with AEAD ciphers, TLS 1.3 as before, also after a reload", async () => {
+    const ca = createCa();
+    plane = new XdsDataPlane({ tls: serving(ca), ackTimeoutMs: 2_000 });
+    const port = await plane.listen("127.0.0.1", 0);
+    await expectForwardSecretSuitesOnly(port, ca.cert);
+    plane.server.reloadTls(serving(ca));
+    await expectForwardSecretSuitesOnly(port, ca.cert);
+    // Still an ADS server to a client on an agreed suite.
+    await plane.program(snapshot(4));
+    expect(await versionOver(grpc.credentials.createSsl(Buffer.from(ca.cert)), port)).toBe(
+      snapshot(4).version,
+    );
   });
 
   it("a plaintext port beside the TLS one serves the same snapshot to the same server's clients", async () => {

@@ -19,11 +19,28 @@ export interface AdsTls {
   readonly clientCa?: Buffer | string;
 }
 
+/**
+ * TLS 1.2's cipher suites, on this port and the HTTPS one: ECDHE key exchange
+ * (forward secrecy) with AEAD ciphers only, Mozilla's "intermediate" list
+ * without DHE. OpenSSL sets TLS 1.3's suites apart, so they stay its defaults.
+ * Every context built must carry it: a context without `ciphers` (a reload)
+ * falls back to Node's defaults, static RSA and CBC-SHA1 among them.
+ */
+export const TLS12_CIPHERS = [
+  "ECDHE-ECDSA-AES128-GCM-SHA256",
+  "ECDHE-RSA-AES128-GCM-SHA256",
+  "ECDHE-ECDSA-AES256-GCM-SHA384",
+  "ECDHE-RSA-AES256-GCM-SHA384",
+  "ECDHE-ECDSA-CHACHA20-POLY1305",
+  "ECDHE-RSA-CHACHA20-POLY1305",
+].join(":");
+
 function contextOptions(tls: AdsTls): SecureContextOptions {
   return {
     cert: tls.cert,
     key: tls.key,
     minVersion: "TLSv1.2",
+    ciphers: TLS12_CIPHERS,
     ...(tls.clientCa !== undefined ? { ca: tls.clientCa } : {}),
   };
 }
