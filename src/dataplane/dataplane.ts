@@ -96,6 +96,13 @@ export interface DataPlane {
    * for every route.
    */
   standing?(version: string): RouteStanding | undefined;
+  /**
+   * Tells `listener` when where the clients stand changed while no push waits
+   * on them: a client connected or left, asked for other names, or answered
+   * after its push stopped waiting. Statuses then say something untrue until
+   * a snapshot reconcile runs (standing-trigger.ts runs one). Answers the stop.
+   */
+  onStandingChange?(listener: () => void): () => void;
 }
 
 /** An abort is not a push failure: it goes up to the caller, who is gone. */

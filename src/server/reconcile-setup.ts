@@ -20,6 +20,8 @@ import { Reconciler } from "../reconcile/reconciler.js";
 import { ClusterState } from "../reconcile/cluster-state.js";
 import { cachedView } from "../reconcile/cluster-reader.js";
 import { serveOnChange } from "../reconcile/serve-on-change.js";
+import { reconcileOnStandingChange } from "../reconcile/standing-trigger.js";
+import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
 import { statusWritePace } from "../reconcile/status-pace.js";
 import { ConflictIndex } from "../webhooks/conflicts.js";
 import type { KubeClient } from "../kube/client.js";
@@ -177,6 +179,22 @@ export async function reconcileHandlers(
     seen: () => cache.seen(),
     boundMs: opts.seenWaitMs ?? 10_000,
   };
+  if (xds) {
+    // A client connecting, leaving or answering late changes no object the watcher sees.
+    const stop = reconcileOnStandingChange(
+      xds,
+      async (signal) => {
+        if (!(await cache.waitFor({}, seenWait.boundMs, signal)))
+          throw new Error("the server's cache has not finished its first list");
+        return reconciler.reconcile(SNAPSHOT_KEY, signal);
+      },
+      {
+        log: logger,
+        ...(opts.admissionBusy ? { busy: opts.admissionBusy, maxDeferMs: SNAPSHOT_MAX_DEFER_MS } : {}),
+      },
+    );
+    opts.onClose?.(stop);
+  }
   const handlers = [
     reconcileHandler(
       reconciler,

@@ -35,7 +35,7 @@ import { AdsServer } from "./ads-server.js";
 import type { AdsTls } from "./ads-tls.js";
 import { XdsEncoder } from "./resources.js";
 import type { StreamReport } from "./stream.js";
-import { NO_CLIENT_MESSAGE, RouteVerdicts } from "./route-standing.js";
+import { NO_CLIENT_MESSAGE, RouteVerdicts, type ClientView } from "./route-standing.js";
 
 export interface XdsDataPlaneOptions {
   /** Absent: plaintext. */
@@ -61,12 +61,18 @@ export class XdsDataPlane implements DataPlane {
   private readonly writer: AckRecordWriter | undefined;
   readonly records: AckRecordReader | undefined;
   private readonly ownLease: string | undefined;
+  private readonly standingListeners = new Set<() => void>();
+  /** program() calls waiting on their clients' answers: what changes meanwhile, they report. */
+  private waiting = 0;
+  /** Where this replica's clients stood when a push last stopped waiting, or a listener was last told. */
+  private reported = standingKey([]);
 
   constructor(private readonly opts: XdsDataPlaneOptions = {}) {
     this.server = new AdsServer({
       ...(opts.tls ? { tls: opts.tls } : {}),
       ...(opts.log ? { log: opts.log } : {}),
     });
+    this.server.watch(() => this.noticeStanding());
     const acks = opts.acks;
     if (acks) {
       const { client, identity } = acks;
@@ -164,6 +170,24 @@ export class XdsDataPlane implements DataPlane {
     return `not every connected xDS client ACKed the version that holds this route within ${timeoutMs / 1000}s`;
   }
 
+  onStandingChange(listener: () => void): () => void {
+    this.standingListeners.add(listener);
+    return () => this.standingListeners.delete(listener);
+  }
+
+  /**
+   * After each ACK, NACK, subscription, connect and disconnect: with no push
+   * waiting, a change in where the clients stand is told to the listeners
+   * (a waiting push sees it itself, and its reconcile writes it).
+   */
+  private noticeStanding(): void {
+    if (this.waiting > 0 || this.standingListeners.size === 0) return;
+    const now = standingKey(this.server.statuses());
+    if (now === this.reported) return;
+    this.reported = now;
+    for (const listener of [...this.standingListeners]) listener();
+  }
+
   /** The verdict on `version` once it is no longer pending, or the pending one after `timeoutMs`. */
   private settled(version: string, timeoutMs: number, signal: AbortSignal | undefined): Promise<AckVerdict> {
     if (!this.records) return this.server.settled(timeoutMs);
@@ -200,24 +224,32 @@ export class XdsDataPlane implements DataPlane {
     // Never go back to a snapshot read before the one served (issue 12 item 2).
     const verdict = judgeRevision(opts.read, this.held, same);
     if (!verdict.take) return { ok: false, version, reason: "Superseded", message: verdict.message };
-    let pushed = false;
-    if (!same) {
-      try {
-        this.server.serve(this.encoder.encode(snapshot));
-      } catch (err) {
-        return {
-          ok: false,
-          version,
-          reason: "PushFailed",
-          message: "the snapshot could not be encoded for xDS (details in the operator's log)",
-          detail: `encoding snapshot ${version}: ${errorMessage(err)}`,
-        };
-      }
-      pushed = true;
-    }
-    this.held = verdict.record;
     const timeoutMs = this.opts.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;
-    const settled = await this.settled(version, timeoutMs, opts.signal);
+    // From the serve on: the clients' answers are this push's to report.
+    this.waiting++;
+    let pushed = false;
+    let settled: AckVerdict;
+    try {
+      if (!same) {
+        try {
+          this.server.serve(this.encoder.encode(snapshot));
+        } catch (err) {
+          return {
+            ok: false,
+            version,
+            reason: "PushFailed",
+            message: "the snapshot could not be encoded for xDS (details in the operator's log)",
+            detail: `encoding snapshot ${version}: ${errorMessage(err)}`,
+          };
+        }
+        pushed = true;
+      }
+      this.held = verdict.record;
+      settled = await this.settled(version, timeoutMs, opts.signal);
+    } finally {
+      this.waiting--;
+      this.reported = standingKey(this.server.statuses());
+    }
     switch (settled.kind) {
       case "synced":
         return { ok: true, version, pushed };
@@ -252,4 +284,14 @@ export class XdsDataPlane implements DataPlane {
   clients(): StreamReport[] {
     return this.server.clients();
   }
+}
+
+/** Where the clients stand, as one string: who is connected, what each takes, and its answer on the version served. */
+function standingKey(clients: readonly ClientView[]): string {
+  return clients
+    .map(({ id, status, scope }) =>
+      JSON.stringify([id, status.kind, status.kind === "rejected" ? status.message : "", scope]),
+    )
+    .sort()
+    .join("\n");
 }
