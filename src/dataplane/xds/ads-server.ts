@@ -4,10 +4,12 @@
 // connected clients add up to (combine(), in ack-tracker.ts). Messages are
 // (de)serialized with Envoy's descriptor directly; no .proto files at run time.
 
+import { createServer as createTcpServer, type Server as TcpServer } from "node:net";
 import * as grpc from "@grpc/grpc-js";
 import type { Logger } from "../../observability/logger.js";
 import { PENDING, combine, type AckVerdict } from "./ack-tracker.js";
 import { ReloadableServerCredentials, type AdsTls } from "./ads-tls.js";
+import { ConnectionGate, type ConnectionLimits } from "./connection-gate.js";
 import { DeltaStream } from "./delta-stream.js";
 import {
   ADS_SERVICE,
@@ -59,10 +61,20 @@ export interface AdsServerOptions {
   /** TLS with the operator's serving certificate; absent = plaintext (gRPC's xDS client cannot use a private CA). */
   readonly tls?: AdsTls;
   readonly log?: Logger;
+  /** Connections per peer address and in all, and how long one may go without a stream (connection-gate.ts). */
+  readonly connections?: ConnectionLimits;
 }
+
+/** Streams one connection may open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS): a proxy opens one. */
+export const MAX_STREAMS_PER_CONNECTION = 8;
 
 export class AdsServer implements StreamHost {
   private server: grpc.Server | undefined;
+  private readonly ports: TcpServer[] = [];
+  private readonly gate: ConnectionGate;
+  /** Refusals since the last warning, logged at most once a second. */
+  private refused = 0;
+  private refusedLogged = 0;
   private snapshot: XdsSnapshot | undefined;
   private readonly streams = new Set<AdsStream>();
   private readonly watchers = new Set<() => void>();
@@ -72,7 +84,9 @@ export class AdsServer implements StreamHost {
   /** Shared by every stream: the response bytes being written at once stay bounded. */
   private readonly budget = new WriteBudget();
 
-  constructor(private readonly opts: AdsServerOptions = {}) {}
+  constructor(private readonly opts: AdsServerOptions = {}) {
+    this.gate = new ConnectionGate(opts.connections);
+  }
 
   /**
    * Binds HOST:PORT (port 0: any free one) and answers the bound port: with
@@ -85,12 +99,36 @@ export class AdsServer implements StreamHost {
     const credentials = tls
       ? (this.credentials ??= new ReloadableServerCredentials(tls))
       : grpc.ServerCredentials.createInsecure();
-    const address = host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
-    const bound = await new Promise<number>((resolve, reject) =>
-      server.bindAsync(address, credentials, (err, p) => (err ? reject(err) : resolve(p))),
-    );
+    // The port is ours, gRPC gets the sockets the gate admits (connection-gate.ts).
+    const injector = server.createConnectionInjector(credentials);
+    const tcp = createTcpServer({ noDelay: true }, (socket) => {
+      const refusal = this.gate.admit(socket);
+      if (refusal) this.noteRefusal(refusal, socket.remoteAddress);
+      else injector.injectConnection(socket);
+    });
+    const bound = await new Promise<number>((resolve, reject) => {
+      tcp.once("error", reject);
+      tcp.listen(port, host, () => {
+        tcp.off("error", reject);
+        resolve((tcp.address() as { port: number }).port);
+      });
+    });
+    tcp.on("error", (err) => this.opts.log?.error({ err }, "ADS port failed"));
+    this.ports.push(tcp);
     this.server = server;
     return bound;
+  }
+
+  private noteRefusal(refusal: string, address: string | undefined): void {
+    this.refused++;
+    const now = Date.now();
+    if (now - this.refusedLogged < 1_000) return;
+    this.opts.log?.warn(
+      { refused: this.refused, last: { address, limit: refusal }, limits: this.gate.limits },
+      "ADS connections refused: over the connection limits",
+    );
+    this.refused = 0;
+    this.refusedLogged = now;
   }
 
   /** The renewed serving certificate, for new handshakes on the TLS port (open streams keep theirs). */
@@ -106,6 +144,7 @@ export class AdsServer implements StreamHost {
       "grpc.keepalive_permit_without_calls": 1,
       "grpc.http2.min_ping_interval_without_data_ms": 10_000,
       "grpc.max_receive_message_length": 4 * 1024 * 1024,
+      "grpc.max_concurrent_streams": MAX_STREAMS_PER_CONNECTION,
     });
     server.addService(SERVICE, {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, ResponseChunks>) => {
@@ -129,10 +168,12 @@ export class AdsServer implements StreamHost {
     onRequest: (req: Req) => void,
   ): void {
     this.streams.add(stream);
+    const streamClosed = this.gate.streamOpened(call.getPeer());
     let open = true;
     const close = () => {
       if (!open) return;
       open = false;
+      streamClosed();
       out.close();
       this.streams.delete(stream);
       this.opts.log?.info({ client: stream.id, protocol: stream.protocol }, "xDS client disconnected");
@@ -238,6 +279,7 @@ export class AdsServer implements StreamHost {
 
   /** Stops at once: every stream ends, and its client reconnects (to this server's successor). */
   stop(): void {
+    for (const tcp of this.ports.splice(0)) tcp.close();
     this.server?.forceShutdown();
     this.server = undefined;
     this.streams.clear();
