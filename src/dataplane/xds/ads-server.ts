@@ -17,7 +17,9 @@ import {
   decodeDiscoveryRequest,
   type DeltaDiscoveryRequest,
   type DiscoveryRequest,
+  type NodeInfo,
 } from "./proto-codec.js";
+import { boundNodeId, certName } from "./node-identity.js";
 import { SPARE_NAMES, namesWorthAsking, type XdsSnapshot } from "./resources.js";
 import { scratchJoiner, type ResponseChunks } from "./response-chunks.js";
 import { SotwStream } from "./sotw-stream.js";
@@ -161,7 +163,7 @@ export class AdsServer implements StreamHost {
     return server;
   }
 
-  private attach<Req>(
+  private attach<Req extends { readonly node?: NodeInfo }>(
     call: grpc.ServerDuplexStream<Req, ResponseChunks>,
     stream: AdsStream,
     out: PacedWriter,
@@ -169,6 +171,9 @@ export class AdsServer implements StreamHost {
   ): void {
     this.streams.add(stream);
     const streamClosed = this.gate.streamOpened(call.getPeer());
+    // Mutual TLS: the node id is bound to the client's certificate (node-identity.ts).
+    const name =
+      this.opts.tls?.clientCa !== undefined ? certName(call.getAuthContext().sslPeerCertificate) : undefined;
     let open = true;
     const close = () => {
       if (!open) return;
@@ -181,7 +186,8 @@ export class AdsServer implements StreamHost {
     };
     call.on("data", (req: Req) => {
       try {
-        onRequest(req);
+        const node = req.node;
+        onRequest(name && node ? { ...req, node: { ...node, id: boundNodeId(name, node.id ?? "") } } : req);
       } catch (err) {
         if (err instanceof TooManyNames) {
           // The client's own doing: it hears why, in gRPC's words for it, and the stream ends.
