@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { createApp } from "../server/app.js";
+import { createApp, type AppOptions } from "../server/app.js";
+import { callerCheck, METRICS_PATH, tokenReviewAuth } from "../server/caller-auth.js";
 import { parseListen, startHttpsServer } from "../server/https.js";
 import type { Logger } from "../observability/logger.js";
 import { createRegistry, createServerMetrics, type ServerMetrics } from "../observability/metrics.js";
@@ -60,6 +61,10 @@ Options:
   --debug-routes            serve GET /debug/xds (xds) and /debug/dataplane,
                             POST /debug/dataplane/fail-next (memory), to the
                             callers /reconcile takes; for tests and the demo
+  --metrics-auth            /metrics answers only a bearer token the apiserver
+                            accepts (TokenReview) whose user RBAC lets \`get\`
+                            the non-resource URL /metrics (SubjectAccessReview);
+                            needs cluster access. The chart sets it (metrics.auth)
   --shutdown-delay DUR      on SIGTERM, keep serving this long (readiness
                             already failing, every answer Connection: close)
                             before the listener closes (default 0; the chart: 5s)
@@ -89,6 +94,8 @@ export interface ServeOptions {
   /** --client-ca: PEM file of the CA that signs the apiserver's client certificate. */
   clientCaFile?: string;
   shutdownDelayMs: number;
+  /** --metrics-auth: /metrics behind TokenReview + SubjectAccessReview. */
+  metricsAuth: boolean;
 }
 
 /** The webhooks the apiserver can call with a client certificate (admission only: see --client-ca). */
@@ -115,6 +122,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "xds-ack-timeout": { type: "string", default: "10s" },
       "client-ca": { type: "string" },
       "shutdown-delay": { type: "string", default: "0" },
+      "metrics-auth": { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
       ...certFlagOptions,
     },
@@ -156,6 +164,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     dataPlaneConfigMap: values["dataplane-configmap"],
     deprogramTimeoutMs: parseDuration("--deprogram-timeout", values["deprogram-timeout"]),
     shutdownDelayMs: parseDuration("--shutdown-delay", values["shutdown-delay"]),
+    metricsAuth: values["metrics-auth"] ?? false,
     ...(values["client-ca"] ? { clientCaFile: values["client-ca"] } : {}),
     listen: values.listen,
     tlsCert: values["tls-cert"] ?? "",
@@ -229,6 +238,17 @@ export async function buildHandlers(
   ];
 }
 
+/** Who may read /metrics with --metrics-auth: `get` on the non-resource URL, checked by the apiserver. */
+function metricsCheck(opts: ServeOptions): AppOptions["metricsAuth"] {
+  if (!opts.metricsAuth) return undefined;
+  const access = loadKubeConfig(opts.kubeconfig);
+  if (!access)
+    throw new UsageError(
+      "--metrics-auth needs cluster access for its TokenReviews: pass --kubeconfig, set KUBECONFIG, or run in a cluster",
+    );
+  return callerCheck(tokenReviewAuth(kubeClient(access), { access: { path: METRICS_PATH, verb: "get" } }));
+}
+
 /** The handler, with each call counted in `pressure`. */
 function countedIn(pressure: AdmissionPressure, h: JsonHandler): JsonHandler {
   return {
@@ -251,6 +271,7 @@ export const serveCommand: Command = {
       return 0;
     }
     const { host, port } = parseListen(opts.listen);
+    const metricsAuth = metricsCheck(opts);
     let tlsLoaded = false;
     const metrics = createServerMetrics(createRegistry());
     const closers: (() => void | Promise<void>)[] = [];
@@ -268,6 +289,7 @@ export const serveCommand: Command = {
       ready: () => tlsLoaded,
       log: logger,
       metrics,
+      ...(metricsAuth ? { metricsAuth } : {}),
       ...(clientCa ? { clientCertPaths: CLIENT_CERT_PATHS } : {}),
     });
     const running = await startHttpsServer(app, {

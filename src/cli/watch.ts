@@ -49,7 +49,9 @@ Options:
   --snapshot-max-hold-off DURATION  longest a build waits under steady churn (default 1s)
   --watch-timeout DURATION    server-side watch timeout, jittered (default 5m)
   --metrics-listen HOST:PORT  plain-HTTP /metrics, /healthz (liveness) and
-                              /readyz (caches synced) (default: off)
+                              /readyz (caches synced) (default: off); with no
+                              HOST (:PORT), on $POD_IP only (the chart sets it
+                              from the pod's status.podIP), else on 127.0.0.1
   --unhealthy-after DURATION  /healthz fails once 5 or more calls in a row to
                               /reconcile got no reply (refused, TLS, timeout)
                               for this long; any reply ends the run (default 2m)
@@ -257,6 +259,17 @@ function reconcileCaller(opts: WatchOptions, access: ClusterAccess, logger: Logg
 }
 
 /**
+ * Where --metrics-listen binds. No host: the pod's own address, where the
+ * kubelet's probes and a scraper dial it, and not every interface; outside a
+ * pod (no POD_IP), loopback.
+ */
+export function metricsAddress(listen: string, env: NodeJS.ProcessEnv): { host: string; port: number } {
+  const at = parseListen(listen);
+  if (!listen.startsWith(":")) return at;
+  return { host: env.POD_IP || "127.0.0.1", port: at.port };
+}
+
+/**
  * GET /metrics, /healthz and /readyz on --metrics-listen; `watcher` is read per
  * request (it starts after). Liveness: /reconcile reachable. Readiness: caches
  * synced, leader or not, so a rollout waits for a replica that could take over warm.
@@ -268,11 +281,14 @@ async function startMetricsServer(
   watcher: () => RunningWatcher | undefined,
   logger: Logger,
 ): Promise<http.Server> {
-  const { host, port } = parseListen(listen);
+  const { host, port } = metricsAddress(listen, process.env);
+  // One rendering shared by the callers that ask while it is made.
+  let rendering: Promise<string> | undefined;
   const server = http.createServer((req, res) => {
     const path = (req.url ?? "").split("?")[0];
     if (path === "/metrics") {
-      registry.metrics().then(
+      rendering ??= registry.metrics().finally(() => (rendering = undefined));
+      rendering.then(
         (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
         (err: Error) => res.writeHead(500).end(err.message),
       );

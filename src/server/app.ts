@@ -32,6 +32,8 @@ export interface AppOptions {
   log: Logger;
   /** /metrics serves its registry. */
   metrics: ServerMetrics;
+  /** Who may read /metrics (serve --metrics-auth: caller-auth.ts); anyone when absent. */
+  metricsAuth?: (headers: IncomingMessage["headers"]) => Promise<JsonReply | undefined>;
   /** Heap set aside for request bodies (default: shares of V8's heap limit). */
   budgets?: MemoryBudgets;
   /**
@@ -232,8 +234,13 @@ function mountProbes(app: express.Express, opts: AppOptions): void {
     if (opts.ready()) res.type("text/plain").send("ok");
     else res.status(503).type("text/plain").send("not ready");
   });
-  app.get("/metrics", async (_req, res) => {
-    res.type(registry.contentType).send(await registry.metrics());
+  // One rendering shared by the callers that ask while it is made: its cost grows with the series.
+  let rendering: Promise<string> | undefined;
+  app.get("/metrics", async (req, res) => {
+    const refused = await opts.metricsAuth?.(req.headers);
+    if (refused) return sendWhole(res, refused);
+    rendering ??= registry.metrics().finally(() => (rendering = undefined));
+    res.type(registry.contentType).send(await rendering);
   });
 }
 

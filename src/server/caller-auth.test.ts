@@ -100,6 +100,16 @@ describe("callerCheck", () => {
     expect(await check(bearer("other"))).toMatchObject({ status: 403, body: { reason: "Forbidden" } });
   });
 
+  it("answers 429 with Retry-After when there are too many new tokens to review", async () => {
+    const check = callerCheck(tokenReviewAuth(apiserver(), { reviewBurst: 1, reviewsPerSecond: 0.5 }));
+    expect(await check(bearer("stolen"))).toMatchObject({ status: 401 });
+    expect(await check(bearer("stolen-2"))).toMatchObject({
+      status: 429,
+      headers: { "retry-after": "2" },
+      body: { reason: "TooManyRequests", code: 429 },
+    });
+  });
+
   it("answers 503 when the apiserver cannot say, and never lets the caller through", async () => {
     const kube = new FakeKube();
     kube.intercept = () => Promise.reject(apiError(500, "InternalError"));
