@@ -41,6 +41,8 @@ export interface AppOptions {
    * (serve --client-ca) may call: the apiserver's admission webhooks.
    */
   clientCertPaths?: ReadonlySet<string>;
+  /** How long a POST body may take to arrive (default BODY_TIMEOUT_MS, request-body.ts). */
+  bodyTimeoutMs?: number;
 }
 
 /** The reason word of a Status for each 4xx the server gives itself. */
@@ -296,6 +298,7 @@ function postHandler(handler: JsonHandler, opts: AppOptions, budgets: MemoryBudg
       maxDepth: handler.maxDepth ?? DEFAULT_MAX_DEPTH,
       budget: budgets[handler.budget ?? "small"],
       path: handler.path,
+      ...(opts.bodyTimeoutMs !== undefined ? { timeoutMs: opts.bodyTimeoutMs } : {}),
     });
     if (!read.ok) {
       if (!discardBody(req, Math.max(DISCARD_FLOOR, 2 * handler.limit))) res.setHeader("Connection", "close");

@@ -35,10 +35,35 @@ export interface HttpsServerOptions {
    * are closed here (default 10 s).
    */
   closeIdleAfterMs?: number;
+  /**
+   * How long a request's headers may take (default 5 s). A connection's first
+   * request counts from the end of its handshake: a connection that never
+   * sends one is answered 408 and closed then.
+   */
+  headersTimeoutMs?: number;
+  /** How long a whole request, headers and body, may take to arrive (default 30 s). */
+  requestTimeoutMs?: number;
+  /** How long an answer's writes may stand still (the caller reads none of it) before the connection is cut (default 10 s). */
+  writeStallTimeoutMs?: number;
   /** Told each key pair loaded after the first (files changed, or a renewal): other ports follow it. */
   onReload?: (pair: { cert: string; key: string }) => void;
   log: Logger;
 }
+
+/**
+ * The apiserver writes a webhook request at once and waits 10 s for the answer
+ * by default (the chart: 5 s), 30 s at most; what has not arrived in time is
+ * for nobody. A body has a deadline of its own (request-body.ts); this is the
+ * bound for the rest (a body no handler reads).
+ */
+export const HEADERS_TIMEOUT_MS = 5_000;
+export const REQUEST_TIMEOUT_MS = 30_000;
+/**
+ * An answer a caller stops reading keeps its request's share of the body
+ * budget (a large one is written as the socket drains) and its bytes in
+ * memory; nothing else ends it while the request is open.
+ */
+export const WRITE_STALL_TIMEOUT_MS = 10_000;
 
 export interface RunningServer {
   readonly server: https.Server;
@@ -77,11 +102,14 @@ export async function startHttpsServer(
   let generation = 0;
   const handshakenWith = new WeakMap<Socket, number>();
   const clientAuth = opts.clientCa ? { ca: opts.clientCa, requestCert: true, rejectUnauthorized: false } : {};
+  const headersTimeout = opts.headersTimeoutMs ?? HEADERS_TIMEOUT_MS;
   const server = https.createServer({
     ...pair,
     ...clientAuth,
     minVersion: "TLSv1.2",
     ciphers: TLS12_CIPHERS,
+    // How often Node looks for requests past those timeouts (its default, 30 s, would stretch a 5 s one sixfold).
+    connectionsCheckingInterval: Math.max(20, Math.min(1000, Math.floor(headersTimeout / 4))),
   });
   const graceful = gracefulStop(server);
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
@@ -90,13 +118,15 @@ export async function startHttpsServer(
     void handler(req, res);
   });
   server.on("secureConnection", (socket) => handshakenWith.set(socket, generation));
+  const stalls = watchWriteStalls(server, opts.writeStallTimeoutMs ?? WRITE_STALL_TIMEOUT_MS);
   // The apiserver's webhook client (client-go, Go's http.Transport) drops idle
   // connections after 90 s. Keeping them longer lets the client, never the
   // server, close an idle one: a server-side close can cross a request the
-  // client has just written, and that admission fails with EOF.
+  // client has just written, and that admission fails with EOF. That is
+  // between requests: headers and bodies have their own, far shorter, deadlines.
   server.keepAliveTimeout = 95_000;
-  server.headersTimeout = 96_000;
-  server.requestTimeout = 120_000;
+  server.headersTimeout = headersTimeout;
+  server.requestTimeout = Math.max(headersTimeout, opts.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -133,6 +163,7 @@ export async function startHttpsServer(
 
   const stop = async (): Promise<void> => {
     for (const f of files) unwatchFile(f, onChange);
+    clearInterval(stalls);
     await graceful.stop({
       delayMs: opts.shutdownDelayMs ?? 0,
       idleWaitMs: opts.closeIdleAfterMs ?? 10_000,
@@ -141,4 +172,30 @@ export async function startHttpsServer(
   };
 
   return { server, address: server.address() as AddressInfo, reload, stop };
+}
+
+/**
+ * Cuts connections whose writes stood still for `stallMs`: bytes waiting to be
+ * written all along, and no drain. A caller that reads slowly but reads gets
+ * a drain each time the socket's buffer empties.
+ */
+function watchWriteStalls(server: https.Server, stallMs: number): NodeJS.Timeout {
+  const movedAt = new Map<Socket, number>();
+  server.on("secureConnection", (socket: Socket) => {
+    movedAt.set(socket, Date.now());
+    socket.on("drain", () => movedAt.set(socket, Date.now()));
+    socket.once("close", () => movedAt.delete(socket));
+  });
+  const timer = setInterval(
+    () => {
+      const now = Date.now();
+      for (const [socket, at] of movedAt) {
+        if (socket.writableLength === 0) movedAt.set(socket, now);
+        else if (now - at > stallMs) socket.destroy();
+      }
+    },
+    Math.max(20, Math.min(1000, Math.floor(stallMs / 4))),
+  );
+  timer.unref();
+  return timer;
 }

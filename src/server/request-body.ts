@@ -2,7 +2,11 @@
 // it takes. Every limit is checked on the bytes as they arrive, after any
 // Content-Encoding is undone, so a 61 KB gzip of 60 MiB is stopped at the
 // route's limit of inflated bytes, and a body nested too deep or shaped to
-// outgrow the heap is refused before JSON.parse sees it.
+// outgrow the heap is refused before JSON.parse sees it. A body must also
+// arrive in time: the apiserver writes a webhook's body at once, and waits for
+// the answer 10 s by default (the chart: 5 s, at most 30 s), so a body still
+// arriving after a few seconds is answered 408 and gives its budget back then,
+// not when the connection's own timeout ends it.
 
 import type { IncomingMessage } from "node:http";
 import zlib from "node:zlib";
@@ -19,6 +23,8 @@ export interface BodyLimits {
   readonly budget: MemoryBudget;
   /** For messages: the route's path. */
   readonly path: string;
+  /** How long the body may take to arrive, from when its reading begins (default BODY_TIMEOUT_MS). */
+  readonly timeoutMs?: number;
 }
 
 export type BodyResult =
@@ -38,6 +44,13 @@ type Encoding = (typeof ENCODINGS)[number];
 
 /** Seconds a caller refused for a full budget should wait: long enough for a large conversion to finish. */
 export const BUSY_RETRY_AFTER_SECONDS = 2;
+
+/**
+ * How long a body may take to arrive. The apiserver has it whole before it
+ * calls and writes it at once: 64 MiB (the largest /convert body) in 5 s is
+ * 13 MB/s, a fraction of what a cluster's network carries.
+ */
+export const BODY_TIMEOUT_MS = 5_000;
 
 function mib(bytes: number): string {
   return `${(bytes / MiB).toFixed(bytes < 10 * MiB ? 1 : 0)} MiB`;
@@ -72,21 +85,59 @@ function refuseFromHeaders(req: IncomingMessage, limits: BodyLimits): JsonReply 
   return header as Encoding;
 }
 
+function timedOut(limits: BodyLimits, timeoutMs: number, bytes: number): JsonReply {
+  return {
+    ...errorReply(
+      408,
+      "RequestTimeout",
+      `the request body to ${limits.path} did not arrive within ${timeoutMs / 1000} s (${bytes} bytes arrived); send it at once`,
+    ),
+    // The rest of a body this slow is not worth reading: the connection ends with the answer.
+    headers: { Connection: "close" },
+  };
+}
+
+function budgetRefusal(limits: BodyLimits, why: "full" | "peer-share", peer: string): JsonReply {
+  const { budget } = limits;
+  const message =
+    why === "full"
+      ? `the server is busy with other large requests to ${limits.path}; retry in ${BUSY_RETRY_AFTER_SECONDS} s`
+      : `requests from ${peer || "this caller"} already hold their share (${mib(budget.heldBy(peer))} of at most ${mib(budget.peerCapacity)}) of the memory this server sets aside for requests to ${limits.path}; retry in ${BUSY_RETRY_AFTER_SECONDS} s`;
+  return {
+    ...errorReply(503, "ServiceUnavailable", message),
+    headers: { "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) },
+  };
+}
+
 export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<BodyResult> {
   const encoding = refuseFromHeaders(req, limits);
   if (typeof encoding !== "string") return Promise.resolve({ ok: false, reply: encoding });
   const decoder = decoderFor(encoding);
   const scanner = new JsonShapeScanner(limits.maxDepth);
   const chunks: Buffer[] = [];
+  // Budgets are shared out by remote address (memory-budget.ts).
+  const peer = req.socket.remoteAddress ?? "";
+  const timeoutMs = limits.timeoutMs ?? BODY_TIMEOUT_MS;
   let wireBytes = 0;
   let bodyBytes = 0;
   let taken = 0;
 
   return new Promise<BodyResult>((resolve) => {
     let settled = false;
+    // At the deadline, what has already arrived is read first (setImmediate
+    // runs after the poll for I/O): an event loop that was busy for a while
+    // must not turn a body that did arrive into a 408.
+    const deadline = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (!settled) refuse(timedOut(limits, timeoutMs, wireBytes));
+        }),
+      timeoutMs,
+    );
     const finish = (result: BodyResult): void => {
       if (settled) return;
       settled = true;
+      clearTimeout(deadline);
       req.off("data", onWire);
       req.off("end", onWireEnd);
       req.off("error", onError);
@@ -98,7 +149,7 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
       }
       if (!result.ok) {
         chunks.length = 0;
-        limits.budget.give(taken);
+        limits.budget.give(taken, peer);
         taken = 0;
         decoder?.destroy();
       }
@@ -119,25 +170,22 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
       chunks.push(chunk);
       // A heap budget: the raw bytes are held off the heap, and the pod's memory limit has room for them.
       const need = scanner.heapEstimate();
-      if (need > limits.budget.capacity) {
+      if (need > limits.budget.peerCapacity) {
+        const { capacity, peerCapacity } = limits.budget;
+        const share =
+          peerCapacity < capacity
+            ? ` (one caller may hold ${Math.round((100 * peerCapacity) / capacity)}% of ${mib(capacity)})`
+            : "";
         return refuse(
           errorReply(
             413,
             "RequestEntityTooLarge",
-            `request body to ${limits.path} would take about ${mib(need)} of memory to parse, more than the ${mib(limits.budget.capacity)} this server sets aside for such requests`,
+            `request body to ${limits.path} would take about ${mib(need)} of memory to parse, more than the ${mib(peerCapacity)} this server sets aside for such requests${share}`,
           ),
         );
       }
-      if (!limits.budget.tryTake(need - taken)) {
-        return refuse({
-          ...errorReply(
-            503,
-            "ServiceUnavailable",
-            `the server is busy with other large requests to ${limits.path}; retry in ${BUSY_RETRY_AFTER_SECONDS} s`,
-          ),
-          headers: { "Retry-After": String(BUSY_RETRY_AFTER_SECONDS) },
-        });
-      }
+      const took = limits.budget.tryTake(need - taken, peer);
+      if (took !== "taken") return refuse(budgetRefusal(limits, took, peer));
       taken = need;
     };
 
@@ -161,7 +209,7 @@ export function readJsonBody(req: IncomingMessage, limits: BodyLimits): Promise<
         body,
         bytes: bodyBytes,
         release: () => {
-          limits.budget.give(held);
+          limits.budget.give(held, peer);
           held = 0;
         },
       });
