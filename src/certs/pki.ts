@@ -58,7 +58,9 @@ export function createCa(opts: CaOptions = {}): KeyPair {
   cert.setSubject(subject);
   cert.setIssuer(subject);
   cert.setExtensions([
-    { name: "basicConstraints", cA: true, critical: true },
+    // pathLenConstraint 0: this CA signs leaves only. Whoever gets its key still
+    // cannot hand out an intermediate CA that clients trusting this one accept.
+    { name: "basicConstraints", cA: true, pathLenConstraint: 0, critical: true },
     { name: "keyUsage", keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
     { name: "subjectKeyIdentifier" },
   ]);
@@ -119,6 +121,8 @@ export interface CertificateInfo {
   notBefore: Date;
   notAfter: Date;
   isCa: boolean;
+  /** A CA's basicConstraints pathLenConstraint: how many intermediates may follow it; undefined when unlimited. */
+  pathLen: number | undefined;
   dnsNames: string[];
   ips: string[];
 }
@@ -127,7 +131,7 @@ export interface CertificateInfo {
 export function describeCertificate(certPem: string): CertificateInfo {
   const cert = forge.pki.certificateFromPem(certPem);
   const cn = cert.subject.getField("CN") as { value?: string } | null;
-  const bc = cert.getExtension("basicConstraints") as { cA?: boolean } | null;
+  const bc = cert.getExtension("basicConstraints") as { cA?: boolean; pathLenConstraint?: number } | null;
   const san = cert.getExtension("subjectAltName") as {
     altNames?: { type: number; value?: string; ip?: string }[];
   } | null;
@@ -138,6 +142,7 @@ export function describeCertificate(certPem: string): CertificateInfo {
     notBefore: cert.validity.notBefore,
     notAfter: cert.validity.notAfter,
     isCa: bc?.cA === true,
+    pathLen: bc?.cA === true ? bc.pathLenConstraint : undefined,
     dnsNames: alt.filter((a) => a.type === 2 && a.value !== undefined).map((a) => a.value as string),
     ips: alt.filter((a) => a.type === 7 && a.ip !== undefined).map((a) => a.ip as string),
   };

@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { unlimitedCa } from "../../test/fixtures/rogue-ca.js";
 import { describeCertificate, isIssuedBy, splitPemBundle } from "./pki.js";
 import { renewalDecision, renewedMaterial } from "./renewal.js";
 import { issueServing, newServingMaterial, type ServingIdentity } from "./serving.js";
@@ -47,6 +48,18 @@ describe("renewalDecision", { timeout: 30_000 }, () => {
     });
     const wrongKey = { ...material, serving: { cert: material.serving.cert, key: other.serving.key } };
     expect(renewalDecision(wrongKey, id, { now: at(1) })).toMatchObject({ renew: true, what: "serving" });
+  });
+
+  it("keeps a CA made before pathLenConstraint 0 until its own rotation, which brings the constraint", () => {
+    // Not rotated early: Envoy reads the CA file once at start (envoy.yaml), so a CA
+    // rotated by an upgrade would cut it off from the new server pods until it restarts.
+    const today = new Date();
+    const old = unlimitedCa();
+    const stored = { ca: old, caBundle: old.cert, serving: issueServing(old, id, today) };
+    expect(renewalDecision(stored, id, { now: today }).renew).toBe(false);
+    const next = renewedMaterial(stored, { renew: true, what: "ca", reason: "test" }, id, today);
+    expect(describeCertificate(next.ca.cert).pathLen).toBe(0);
+    expect(splitPemBundle(next.caBundle)).toEqual([next.ca.cert, old.cert]);
   });
 
   it("rotates the CA while a whole serving lifetime still fits in it", () => {
