@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createApp, type AppOptions } from "../server/app.js";
 import { callerCheck, METRICS_PATH, tokenReviewAuth } from "../server/caller-auth.js";
-import { parseListen, startHttpsServer } from "../server/https.js";
+import { MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER, parseListen, startHttpsServer } from "../server/https.js";
 import type { Logger } from "../observability/logger.js";
 import { createRegistry, createServerMetrics, type ServerMetrics } from "../observability/metrics.js";
 import { MiB, type JsonHandler } from "../server/json-handler.js";
@@ -65,6 +65,13 @@ Options:
                             accepts (TokenReview) whose user RBAC lets \`get\`
                             the non-resource URL /metrics (SubjectAccessReview);
                             needs cluster access. The chart sets it (metrics.auth)
+  --max-connections N       HTTPS connections held at once, by all callers
+                            (default 1024; about 32 KiB of memory each); at the
+                            cap a new one takes the place of one that sent no
+                            request, or of an idle one of the busiest address
+  --max-connections-per-peer N
+                            HTTPS connections one remote address may hold at
+                            once (default 256); past it, new ones are closed
   --shutdown-delay DUR      on SIGTERM, keep serving this long (readiness
                             already failing, every answer Connection: close)
                             before the listener closes (default 0; the chart: 5s)
@@ -94,6 +101,10 @@ export interface ServeOptions {
   /** --client-ca: PEM file of the CA that signs the apiserver's client certificate. */
   clientCaFile?: string;
   shutdownDelayMs: number;
+  /** --max-connections: HTTPS connections held at once. */
+  maxConnections: number;
+  /** --max-connections-per-peer: HTTPS connections one remote address may hold. */
+  maxConnectionsPerPeer: number;
   /** --metrics-auth: /metrics behind TokenReview + SubjectAccessReview. */
   metricsAuth: boolean;
 }
@@ -122,6 +133,8 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "xds-ack-timeout": { type: "string", default: "10s" },
       "client-ca": { type: "string" },
       "shutdown-delay": { type: "string", default: "0" },
+      "max-connections": { type: "string", default: String(MAX_CONNECTIONS) },
+      "max-connections-per-peer": { type: "string", default: String(MAX_CONNECTIONS_PER_PEER) },
       "metrics-auth": { type: "boolean", default: false },
       help: { type: "boolean", short: "h" },
       ...certFlagOptions,
@@ -137,6 +150,15 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
   if (!Number.isFinite(limit) || limit <= 0)
     throw new UsageError("--convert-body-limit must be a positive number of MiB");
   parseListen(values.listen);
+  const maxConnections = positiveInteger("--max-connections", values["max-connections"]);
+  const maxConnectionsPerPeer = positiveInteger(
+    "--max-connections-per-peer",
+    values["max-connections-per-peer"],
+  );
+  if (maxConnectionsPerPeer > maxConnections)
+    throw new UsageError(
+      `--max-connections-per-peer (${maxConnectionsPerPeer}) must not be more than --max-connections (${maxConnections})`,
+    );
   const dataPlane = values.dataplane as DataPlaneKind;
   if (!DATA_PLANES.includes(dataPlane)) {
     throw new UsageError(
@@ -164,6 +186,8 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     dataPlaneConfigMap: values["dataplane-configmap"],
     deprogramTimeoutMs: parseDuration("--deprogram-timeout", values["deprogram-timeout"]),
     shutdownDelayMs: parseDuration("--shutdown-delay", values["shutdown-delay"]),
+    maxConnections,
+    maxConnectionsPerPeer,
     metricsAuth: values["metrics-auth"] ?? false,
     ...(values["client-ca"] ? { clientCaFile: values["client-ca"] } : {}),
     listen: values.listen,
@@ -173,6 +197,13 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
     ...(certs ? { certs } : {}),
   };
+}
+
+function positiveInteger(flag: string, value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`${flag} must be a positive integer, got ${JSON.stringify(value)}`);
+  return n;
 }
 
 /** What the handlers are told beside the flags: the serving key pair, and hooks for stop and reload. */
@@ -301,6 +332,8 @@ export const serveCommand: Command = {
         for (const reload of reloaders) reload(pair);
       },
       shutdownDelayMs: opts.shutdownDelayMs,
+      maxConnections: opts.maxConnections,
+      maxConnectionsPerPeer: opts.maxConnectionsPerPeer,
       ...(clientCa ? { clientCa } : {}),
     });
     tls.attach(running);

@@ -1,6 +1,7 @@
 // The HTTPS listener: TLS 1.2+ (1.2 with forward-secret AEAD suites only,
 // TLS12_CIPHERS), hot reload of the key pair when its files change
-// (certificate rotation without a restart), and a graceful stop.
+// (certificate rotation without a restart), a graceful stop, and limits on
+// connections: how many, and how long they may take to be worth keeping.
 
 import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import https from "node:https";
@@ -43,6 +44,12 @@ export interface HttpsServerOptions {
   headersTimeoutMs?: number;
   /** How long a whole request, headers and body, may take to arrive (default 30 s). */
   requestTimeoutMs?: number;
+  /** How long a TLS handshake may take (default 5 s; Node's own is 120 s). */
+  handshakeTimeoutMs?: number;
+  /** Connections held at once, by all peers (default MAX_CONNECTIONS). */
+  maxConnections?: number;
+  /** Connections one peer (a remote address) may hold at once (default MAX_CONNECTIONS_PER_PEER). */
+  maxConnectionsPerPeer?: number;
   /** How long an answer's writes may stand still (the caller reads none of it) before the connection is cut (default 10 s). */
   writeStallTimeoutMs?: number;
   /** Told each key pair loaded after the first (files changed, or a renewal): other ports follow it. */
@@ -64,6 +71,17 @@ export const REQUEST_TIMEOUT_MS = 30_000;
  * memory; nothing else ends it while the request is open.
  */
 export const WRITE_STALL_TIMEOUT_MS = 10_000;
+/** A handshake is a few round trips: seconds are plenty, and Node's 120 s let each idle one cost memory for two minutes. */
+export const HANDSHAKE_TIMEOUT_MS = 5_000;
+/**
+ * Each open TLS connection costs the process about 32 KiB (5.6 KiB of it on
+ * V8's heap), measured with 2,000 kept-alive connections: 1,024 of them are
+ * about 32 MiB of the chart's 768 MiB. One peer may hold a quarter: the
+ * apiserver keeps 25 idle connections per webhook host, and opens one per call
+ * in flight beyond them.
+ */
+export const MAX_CONNECTIONS = 1_024;
+export const MAX_CONNECTIONS_PER_PEER = 256;
 
 export interface RunningServer {
   readonly server: https.Server;
@@ -108,12 +126,42 @@ export async function startHttpsServer(
     ...clientAuth,
     minVersion: "TLSv1.2",
     ciphers: TLS12_CIPHERS,
+    handshakeTimeout: opts.handshakeTimeoutMs ?? HANDSHAKE_TIMEOUT_MS,
     // How often Node looks for requests past those timeouts (its default, 30 s, would stretch a 5 s one sixfold).
     connectionsCheckingInterval: Math.max(20, Math.min(1000, Math.floor(headersTimeout / 4))),
   });
   const graceful = gracefulStop(server);
+  const caps = new ConnectionCaps(
+    opts.maxConnections ?? MAX_CONNECTIONS,
+    opts.maxConnectionsPerPeer ?? MAX_CONNECTIONS_PER_PEER,
+  );
+  let refused = 0;
+  let evicted = 0;
+  let loggedAt = 0;
+  server.on("connection", (socket: Socket) => {
+    const outcome = caps.admit(socket);
+    if (outcome === "admitted") return;
+    if (outcome === "evicted") evicted++;
+    else refused++;
+    // At most one warning a second: a flood must not become a flood of logs.
+    const now = Date.now();
+    if (now - loggedAt < 1_000) return;
+    logger.warn(
+      {
+        refused,
+        evicted,
+        last: { address: socket.remoteAddress, outcome },
+        limits: { total: caps.total, perPeer: caps.perPeer },
+      },
+      "HTTPS connections over the connection limits: refused, or others closed to make room",
+    );
+    refused = 0;
+    evicted = 0;
+    loggedAt = now;
+  });
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     graceful.track(req, res);
+    caps.requestOn(req.socket, res);
     if ((handshakenWith.get(req.socket) ?? generation) < generation) res.setHeader("Connection", "close");
     void handler(req, res);
   });
@@ -198,4 +246,106 @@ function watchWriteStalls(server: https.Server, stallMs: number): NodeJS.Timeout
   );
   timer.unref();
   return timer;
+}
+
+interface Held {
+  readonly socket: Socket;
+  /** keyOf(socket), kept: a closed socket may no longer know its peer. */
+  readonly key: string;
+  readonly peer: string;
+  /** Requests that arrived on it so far. */
+  served: number;
+  /** Requests being answered on it now. */
+  active: number;
+  /** When its last answer was sent (or it opened). */
+  idleSince: number;
+}
+
+/**
+ * Connections held at once, by peer and in all. A peer at its cap is turned
+ * away: its new socket is closed before any TLS work. At the total, a new
+ * socket takes the place of one worth less, so that an address the total has
+ * not yet seen still gets in: first the oldest that has not yet sent a
+ * request (a client that means to send one does so at once), else the longest
+ * idle of the peer holding the most; when every one of those is answering a
+ * request, the new one is turned away. Kept-alive connections stay open
+ * between requests (see keepAliveTimeout) but count all the while, so the cap
+ * holds.
+ */
+class ConnectionCaps {
+  /** By remoteAddress:remotePort, oldest first. */
+  private readonly held = new Map<string, Held>();
+  private readonly byPeer = new Map<string, number>();
+
+  constructor(
+    readonly total: number,
+    readonly perPeer: number,
+  ) {}
+
+  admit(socket: Socket): "admitted" | "evicted" | "per-peer" | "total" {
+    const peer = socket.remoteAddress ?? "";
+    if ((this.byPeer.get(peer) ?? 0) >= this.perPeer) {
+      socket.destroy();
+      return "per-peer";
+    }
+    let outcome: "admitted" | "evicted" = "admitted";
+    if (this.held.size >= this.total) {
+      const room = this.roomFor();
+      if (room === undefined) {
+        socket.destroy();
+        return "total";
+      }
+      this.drop(room);
+      room.socket.destroy();
+      outcome = "evicted";
+    }
+    const entry: Held = { socket, key: keyOf(socket), peer, served: 0, active: 0, idleSince: Date.now() };
+    this.held.set(entry.key, entry);
+    this.byPeer.set(peer, (this.byPeer.get(peer) ?? 0) + 1);
+    socket.once("close", () => this.drop(entry));
+    return outcome;
+  }
+
+  /** A request arrived on `socket` (the TLS socket over an admitted one); counted until its answer ends. */
+  requestOn(socket: Socket, res: ServerResponse): void {
+    const entry = this.held.get(keyOf(socket));
+    if (entry === undefined) return;
+    entry.served++;
+    entry.active++;
+    res.once("close", () => {
+      entry.active--;
+      entry.idleSince = Date.now();
+    });
+  }
+
+  /** Which connection gives way to a new one at the total, if any may. */
+  private roomFor(): Held | undefined {
+    for (const h of this.held.values()) if (h.served === 0) return h;
+    let top: string | undefined;
+    let most = 0;
+    for (const [peer, n] of this.byPeer) {
+      if (n > most) {
+        top = peer;
+        most = n;
+      }
+    }
+    let pick: Held | undefined;
+    for (const h of this.held.values()) {
+      if (h.peer === top && h.active === 0 && (pick === undefined || h.idleSince < pick.idleSince)) pick = h;
+    }
+    return pick;
+  }
+
+  private drop(entry: Held): void {
+    if (this.held.get(entry.key) !== entry) return;
+    this.held.delete(entry.key);
+    const left = (this.byPeer.get(entry.peer) ?? 1) - 1;
+    if (left <= 0) this.byPeer.delete(entry.peer);
+    else this.byPeer.set(entry.peer, left);
+  }
+}
+
+/** The TCP socket and the TLS socket over it answer the same address and port. */
+function keyOf(socket: Socket): string {
+  return `${socket.remoteAddress ?? ""}:${socket.remotePort ?? ""}`;
 }
