@@ -1,14 +1,14 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { createApp, type AppOptions } from "../server/app.js";
+import { clientCertVerified, createApp, type AppOptions } from "../server/app.js";
 import { callerCheck, METRICS_PATH, tokenReviewAuth } from "../server/caller-auth.js";
 import { MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER, parseListen, startHttpsServer } from "../server/https.js";
 import type { Logger } from "../observability/logger.js";
 import { createRegistry, createServerMetrics, type ServerMetrics } from "../observability/metrics.js";
-import { MiB, type JsonHandler } from "../server/json-handler.js";
+import { MiB, type JsonHandler, type JsonReply, type RequestContext } from "../server/json-handler.js";
 import { conversionHandler } from "../server/conversion-review.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
-import { AdmissionPressure } from "../server/admission-pressure.js";
+import { AdmissionPressure, answersApiserverReview } from "../server/admission-pressure.js";
 import { admissionHandlers } from "../server/admission-handlers.js";
 import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
@@ -242,7 +242,7 @@ export async function buildHandlers(
   const webhooks = [
     conversionHandler(opts.convertBodyLimit, metrics),
     ...admissionHandlers(access, { log, metrics, ...(cache ? { conflicts: cache.conflicts } : {}) }),
-  ].map((h) => countedIn(pressure, h));
+  ].map((h) => countedIn(pressure, h, { clientCertRequired: opts.clientCaFile !== undefined }));
   return [
     ...webhooks,
     ...(await reconcileHandlers(
@@ -280,13 +280,28 @@ function metricsCheck(opts: ServeOptions): AppOptions["metricsAuth"] {
   return callerCheck(tokenReviewAuth(kubeClient(access), { access: { path: METRICS_PATH, verb: "get" } }));
 }
 
-/** The handler, with each call counted in `pressure`. */
-function countedIn(pressure: AdmissionPressure, h: JsonHandler): JsonHandler {
+/**
+ * The handler, with each call counted in `pressure` that was what the
+ * apiserver sends: a review answered as such (answersApiserverReview) and,
+ * with --client-ca, from a caller whose client certificate verified. So
+ * /convert does not count with --client-ca: the apiserver cannot present one
+ * to it.
+ */
+export function countedIn(
+  pressure: AdmissionPressure,
+  h: JsonHandler,
+  opts: { readonly clientCertRequired: boolean },
+): JsonHandler {
+  const count = (reply: JsonReply, ctx: RequestContext): JsonReply => {
+    if (answersApiserverReview(reply) && (!opts.clientCertRequired || clientCertVerified(ctx)))
+      pressure.mark();
+    return reply;
+  };
   return {
     ...h,
     handle: (body, ctx) => {
-      pressure.mark();
-      return h.handle(body, ctx);
+      const reply = h.handle(body, ctx);
+      return reply instanceof Promise ? reply.then((r) => count(r, ctx)) : count(reply, ctx);
     },
   };
 }

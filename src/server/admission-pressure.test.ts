@@ -2,7 +2,8 @@
 // counts as busy while it lasts and stops counting a second after it ends.
 
 import { describe, expect, it } from "vitest";
-import { AdmissionPressure } from "./admission-pressure.js";
+import { AdmissionPressure, answersApiserverReview } from "./admission-pressure.js";
+import { errorReply } from "./json-handler.js";
 
 describe("AdmissionPressure", () => {
   it("counts the calls of the last second and forgets older ones", () => {
@@ -31,5 +32,38 @@ describe("AdmissionPressure", () => {
     expect(p.perSecond()).toBe(0);
     p.mark();
     expect(p.perSecond()).toBe(1);
+  });
+});
+
+describe("answersApiserverReview", () => {
+  const admission = (response: Record<string, unknown>) => ({
+    status: 200,
+    body: { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response },
+  });
+  const conversion = (result: Record<string, unknown>) => ({
+    status: 200,
+    body: {
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "ConversionReview",
+      response: { uid: "u", convertedObjects: [], result },
+    },
+  });
+
+  it("counts a verdict on an admission review and a conversion done", () => {
+    expect(answersApiserverReview(admission({ uid: "u", allowed: true }))).toBe(true);
+    const invalid = { uid: "u", allowed: false, status: { code: 422, reason: "Invalid", message: "..." } };
+    expect(answersApiserverReview(admission(invalid))).toBe(true);
+    expect(answersApiserverReview(conversion({ status: "Success" }))).toBe(true);
+  });
+
+  it("does not count an error Status, a review refused as not its own, a failed conversion, or no uid", () => {
+    expect(answersApiserverReview(errorReply(400, "BadRequest", "expected an AdmissionReview object"))).toBe(
+      false,
+    );
+    const notOurs = { uid: "u", allowed: false, status: { code: 400, reason: "BadRequest", message: "..." } };
+    expect(answersApiserverReview(admission(notOurs))).toBe(false);
+    expect(answersApiserverReview(admission({ uid: "", allowed: true }))).toBe(false);
+    expect(answersApiserverReview(conversion({ status: "Failed", message: "..." }))).toBe(false);
+    expect(answersApiserverReview({ status: 200, body: { kind: "Status" } })).toBe(false);
   });
 });

@@ -5,8 +5,13 @@
 // burst of creates, a status write per create nearly doubled the apiserver's
 // work per create. So while admission is busy, status writes are paced
 // (reconcile/status-pace.ts), and they catch up once the burst is over.
+//
+// Only what the apiserver sends counts (answersApiserverReview): anyone who
+// reaches the port could otherwise switch "busy" on with a stream of `{}`.
 
+import { isRecord } from "../api/is-record.js";
 import type { Now } from "../kube/token-bucket.js";
+import type { JsonReply } from "./json-handler.js";
 
 const SLOT_MS = 100;
 const SLOTS = 10;
@@ -43,4 +48,21 @@ export class AdmissionPressure {
     else for (let s = this.slot + 1; s <= current; s++) this.counts[s % SLOTS] = 0;
     this.slot = Math.max(this.slot, current);
   }
+}
+
+/**
+ * Whether `reply` answers a review as the apiserver sends them: an
+ * AdmissionReview answered with a verdict, or a ConversionReview whose objects
+ * were converted. Not `{}`, garbage or a review without a uid (a 400 Status),
+ * nor a review about something this webhook does not admit (the handlers deny
+ * those with code 400, admission-review.ts), nor a conversion that failed.
+ */
+export function answersApiserverReview(reply: JsonReply): boolean {
+  if (reply.status !== 200 || !isRecord(reply.body)) return false;
+  const { kind, response } = reply.body;
+  if (!isRecord(response) || typeof response.uid !== "string" || response.uid === "") return false;
+  if (kind === "AdmissionReview")
+    return response.allowed === true || !(isRecord(response.status) && response.status.code === 400);
+  if (kind === "ConversionReview") return isRecord(response.result) && response.result.status === "Success";
+  return false;
 }

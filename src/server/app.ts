@@ -80,7 +80,7 @@ function callerGone(res: ServerResponse): AbortSignal {
  */
 function contextFor(req: IncomingMessage, res: ServerResponse, log: Logger): RequestContext {
   let signal: AbortSignal | undefined;
-  return {
+  const ctx: RequestContext = {
     headers: req.headers,
     log,
     get signal(): AbortSignal {
@@ -88,6 +88,19 @@ function contextFor(req: IncomingMessage, res: ServerResponse, log: Logger): Req
       return signal;
     },
   };
+  if ((req.socket as TLSSocket).authorized === true) certVerified.add(ctx);
+  return ctx;
+}
+
+/** The contexts of requests whose caller presented a client certificate the listener verified. */
+const certVerified = new WeakSet<RequestContext>();
+
+/**
+ * Whether the caller of the request `ctx` belongs to presented a client
+ * certificate that the listener verified against serve --client-ca.
+ */
+export function clientCertVerified(ctx: RequestContext): boolean {
+  return certVerified.has(ctx);
 }
 
 function drained(res: ServerResponse): Promise<void> {
