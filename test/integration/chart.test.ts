@@ -248,7 +248,8 @@ describe("helm lint and helm template", () => {
     const c = await container([]);
     // Both probes reach the plain-HTTP listener the watcher is told to open.
     const metricsPort = c.ports.find((p) => p.name === "metrics")?.containerPort;
-    expect(c.args).toContain(`--metrics-listen=0.0.0.0:${metricsPort}`);
+    // The pod IP only (the watcher reads POD_IP): nothing else on the node reaches it.
+    expect(c.args).toContain(`--metrics-listen=:${metricsPort}`);
     expect(c.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "metrics" });
     expect(c.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "metrics" });
     expect(c.args).toContain("--unhealthy-after=2m");
