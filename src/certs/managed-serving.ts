@@ -1,7 +1,9 @@
 // The in-cluster certificate lifecycle of `serve --cert-secret`: load or create
 // the pair in the Secret, inject the CA bundle, then check periodically, renew
 // when due and hand a changed pair to the live server (hot reload, no restart).
-// Every replica runs the same loop; the Secret makes them agree.
+// Every replica runs the same loop; the Secret makes them agree. With a client
+// Secret it also keeps the proxies' pair for mutual TLS on the ADS port
+// (client-secret.ts), issued by the serving Secret's CA of the same check.
 
 import type { KubeClient } from "../kube/client.js";
 import type { KeyPair } from "./pki.js";
@@ -13,6 +15,7 @@ import {
   type StoredMaterial,
 } from "./secret-store.js";
 import type { ServingIdentity } from "./serving.js";
+import { ensureClientSecret, type StoredClientPair } from "./client-secret.js";
 
 export interface ManagedCertOptions {
   secret: SecretRef;
@@ -29,31 +32,35 @@ export interface ManagedCertOptions {
   retryMinMs?: number;
   retryMaxMs?: number;
   now?: () => Date;
-  /** The Secret's owner (see CertSecretOptions.owner). */
+  /** The Secret's owner (see CertSecretOptions.owner); the client Secret's too. */
   owner?: CertSecretOptions["owner"];
+  /** Also keep a client pair for the proxies in this Secret (same namespace), CN commonName (default `envoy`). */
+  client?: { secret: SecretRef; commonName?: string };
 }
 
 export interface CheckOutcome {
   stored: StoredMaterial;
   injected: InjectResult[];
-  /** True when the serving pair differs from the one served before this check. */
+  /** The proxies' client pair, when asked for (ManagedCertOptions.client). */
+  client?: StoredClientPair;
+  /** True when the serving pair or the CA bundle differs from the one served before this check. */
   changed: boolean;
 }
 
 export interface ManagedCerts {
   /** The serving pair in use. */
   readonly pair: KeyPair;
-  /** PEM bundle of the CA(s) clients should trust. */
+  /** PEM bundle of the CA(s) clients should trust; the ADS port's client CA by default (serve.ts). */
   readonly caBundle: string;
   /** One round: ensure the Secret (renewing when due), inject the bundle, report a change. */
   check(): Promise<CheckOutcome>;
   /**
    * Runs check() every interval, and sooner (with backoff) while a target is
-   * missing or a check fails; calls onChange with a new pair; errors go to
-   * onError and the loop goes on.
+   * missing or a check fails; calls onChange with a new pair or bundle;
+   * errors go to onError and the loop goes on.
    */
   start(
-    onChange: (pair: KeyPair) => void,
+    onChange: (pair: KeyPair, caBundle: string) => void,
     onError: (err: unknown) => void,
     onCheck?: (o: CheckOutcome) => void,
   ): void;
@@ -77,9 +84,25 @@ export async function startManagedCerts(kube: KubeClient, opts: ManagedCertOptio
     // Inject before the caller reloads: after a CA rotation the callers must trust the new CA first.
     const bundle = Buffer.from(stored.material.caBundle).toString("base64");
     const injected = opts.inject ? await injectCaBundle(kube, bundle, opts.inject) : [];
-    const changed = current !== undefined && current.material.serving.cert !== stored.material.serving.cert;
+    // After the bundle is injected, before anyone reloads: a proxy's renewed pair is
+    // already trusted, since the bundle the ADS port takes holds its CA.
+    const client = opts.client
+      ? await ensureClientSecret(kube, {
+          secret: opts.client.secret,
+          ca: stored.material.ca,
+          caBundle: stored.material.caBundle,
+          renewBeforeDays: opts.renewBeforeDays,
+          ...(opts.client.commonName ? { commonName: opts.client.commonName } : {}),
+          ...(opts.now ? { now: opts.now } : {}),
+          ...(opts.owner ? { owner: opts.owner } : {}),
+        })
+      : undefined;
+    const changed =
+      current !== undefined &&
+      (current.material.serving.cert !== stored.material.serving.cert ||
+        current.material.caBundle !== stored.material.caBundle);
     current = stored;
-    return { stored, injected, changed };
+    return { stored, injected, changed, ...(client ? { client } : {}) };
   };
 
   const initialMissing = (await check()).injected.some((r) => r.outcome === "missing");
@@ -109,7 +132,7 @@ export async function startManagedCerts(kube: KubeClient, opts: ManagedCertOptio
         check().then(
           (o) => {
             onCheck?.(o);
-            if (o.changed) onChange(o.stored.material.serving);
+            if (o.changed) onChange(o.stored.material.serving, o.stored.material.caBundle);
             if (o.injected.some((r) => r.outcome === "missing")) return schedule(backoff());
             retry = 0;
             schedule(opts.checkIntervalMs);

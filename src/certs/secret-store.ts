@@ -39,9 +39,9 @@ export interface StoredMaterial {
 }
 
 const KEYS = { caCert: "ca.crt", caKey: "ca.key", cert: "tls.crt", key: "tls.key" } as const;
-const ATTEMPTS = 8;
+export const ATTEMPTS = 8;
 /** Per request: a hung apiserver fails this check, and the next one tries again. */
-const TIMEOUT_MS = 15_000;
+export const TIMEOUT_MS = 15_000;
 
 const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
 const unb64 = (s: string | undefined): string | undefined =>
@@ -94,15 +94,16 @@ export function secretFromMaterial(
   };
 }
 
-function secretsPath(namespace: string): string {
+export function secretsPath(namespace: string): string {
   return `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
 }
 
-function secretPath(ref: SecretRef): string {
+export function secretPath(ref: SecretRef): string {
   return `${secretsPath(ref.namespace)}/${encodeURIComponent(ref.name)}`;
 }
 
-async function readSecret(kube: KubeClient, ref: SecretRef): Promise<V1Secret | undefined> {
+/** The Secret, or undefined when there is none. */
+export async function readSecret(kube: KubeClient, ref: SecretRef): Promise<V1Secret | undefined> {
   try {
     return await kube.json<V1Secret>("GET", secretPath(ref), { timeoutMs: TIMEOUT_MS });
   } catch (err) {

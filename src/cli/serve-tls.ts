@@ -104,6 +104,8 @@ export function parseCertFlags(v: CertFlagValues): ManagedCertOptions | undefine
 
 export interface ServeTls {
   readonly tls: HttpsServerOptions["tls"];
+  /** Managed certificates only: the operator's CA bundle now (it follows a CA rotation). */
+  readonly caBundle?: () => string;
   /** Starts the renewal loop against the live server (managed certificates only). */
   attach(server: RunningServer): void;
   stop(): void;
@@ -159,18 +161,29 @@ export async function serveTls(
   const owner = await serviceOwner(kube, opts.certs, logger);
   const managed = await startManagedCerts(kube, owner ? { ...opts.certs, owner } : opts.certs);
   logger.info({ secret }, "serving certificate loaded from the Secret");
+  const clientSecret = opts.certs.client
+    ? `${opts.certs.client.secret.namespace}/${opts.certs.client.secret.name}`
+    : undefined;
+  if (clientSecret) logger.info({ secret: clientSecret }, "the proxies' ADS client pair is in the Secret");
   return {
     tls: managed.pair,
+    caBundle: () => managed.caBundle,
     attach(server) {
       managed.start(
         (pair) => {
+          // The HTTPS server's reload hands the pair on to the ADS port, with the bundle now current.
           server.reload(pair);
-          logger.info({ secret }, "serving certificate renewed and reloaded");
+          logger.info({ secret }, "serving certificate or CA bundle renewed and reloaded");
         },
         (err) => logger.warn({ err, secret }, "certificate check failed; will retry"),
         (o) => {
           const patched = o.injected.filter((i) => i.outcome === "patched");
           if (patched.length > 0) logger.info({ patched }, "CA bundle injected");
+          if (o.client && o.client.action !== "loaded")
+            logger.info(
+              { secret: clientSecret, action: o.client.action, reason: o.client.reason },
+              "the proxies' ADS client pair written",
+            );
         },
       );
     },

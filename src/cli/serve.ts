@@ -12,6 +12,7 @@ import { AdmissionPressure, answersApiserverReview } from "../server/admission-p
 import { admissionHandlers } from "../server/admission-handlers.js";
 import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
+import { parseSecretRef } from "../certs/secret-store.js";
 import {
   DATA_PLANES,
   reconcileHandlers,
@@ -48,8 +49,20 @@ Options:
                             xds: a second ADS port without TLS, beside the TLS
                             one, for proxyless gRPC clients; anyone who reaches
                             it reads every route and counts as a data plane
-  --xds-client-ca FILE      xds: PEM CA bundle; the TLS ADS port then takes only
-                            clients with a certificate it signed (mutual TLS)
+  --xds-client-auth MODE    xds: required | none. required: the TLS ADS port
+                            takes only clients with a certificate the client CA
+                            signed (mutual TLS); the default when a client CA is
+                            known: --xds-client-ca, or with --cert-secret the
+                            operator's own CA (its bundle, followed across a CA
+                            rotation). none: any client (the default otherwise)
+  --xds-client-ca FILE      xds: PEM CA bundle that signs the proxies' client
+                            certificates, in place of the operator's CA
+                            (re-read when the serving pair is reloaded)
+  --xds-client-cert-secret NAME
+                            xds, with --cert-secret: also keep a client pair for
+                            the proxies (CN envoy, from the operator's CA) in
+                            this Secret of --cert-secret's namespace (tls.crt,
+                            tls.key, ca.crt): created, renewed with the CA
   --xds-ack-timeout DUR     xds: how long a push waits for every connected
                             client's ACK before it says Pending (default 10s)
   --deprogram-timeout DUR   how long a deleted route waits for the data plane
@@ -92,8 +105,10 @@ export interface ServeOptions {
   xdsPlaintext: boolean;
   /** --xds-plaintext-listen: a second ADS port, plaintext. */
   xdsPlaintextListen?: string;
-  /** --xds-client-ca: PEM file; mutual TLS on the ADS port. */
+  /** --xds-client-ca: PEM file; the client CA of mutual TLS on the ADS port. */
   xdsClientCaFile?: string;
+  /** --xds-client-auth: mutual TLS on the TLS ADS port, or none. */
+  xdsClientAuth: "required" | "none";
   xdsAckTimeoutMs: number;
   debugRoutes: boolean;
   /** --cert-secret: the key pair lives in a Secret instead of files. */
@@ -129,6 +144,8 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "xds-plaintext": { type: "boolean", default: false },
       "xds-plaintext-listen": { type: "string" },
       "xds-client-ca": { type: "string" },
+      "xds-client-auth": { type: "string" },
+      "xds-client-cert-secret": { type: "string" },
       "debug-routes": { type: "boolean", default: false },
       "xds-ack-timeout": { type: "string", default: "10s" },
       "client-ca": { type: "string" },
@@ -170,16 +187,47 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
   if (plaintextListen !== undefined && !/^(\[[^\]]+\]|[^:]*):\d{1,5}$/.test(plaintextListen))
     throw new UsageError(`--xds-plaintext-listen must be HOST:PORT, got ${JSON.stringify(plaintextListen)}`);
   if (plaintextListen !== undefined) parseListen(plaintextListen);
-  const xdsOnly = (["xds-plaintext-listen", "xds-client-ca"] as const).find((k) => values[k] !== undefined);
+  const xdsOnly = (
+    ["xds-plaintext-listen", "xds-client-ca", "xds-client-auth", "xds-client-cert-secret"] as const
+  ).find((k) => values[k] !== undefined);
   if (xdsOnly && dataPlane !== "xds") throw new UsageError(`--${xdsOnly} needs --dataplane xds`);
-  if (values["xds-client-ca"] !== undefined && values["xds-plaintext"])
-    throw new UsageError("--xds-client-ca needs TLS on the ADS port: drop --xds-plaintext");
+  const auth = values["xds-client-auth"];
+  if (auth !== undefined && auth !== "required" && auth !== "none")
+    throw new UsageError(`--xds-client-auth must be required or none, got ${JSON.stringify(auth)}`);
+  for (const k of ["xds-client-ca", "xds-client-cert-secret"] as const)
+    if (values[k] !== undefined && values["xds-plaintext"])
+      throw new UsageError(`--${k} needs TLS on the ADS port: drop --xds-plaintext`);
+  if (auth === "required" && values["xds-plaintext"])
+    throw new UsageError("--xds-client-auth=required needs TLS on the ADS port: drop --xds-plaintext");
+  // Mutual TLS whenever a client CA is known: the ADS port serves every route to whoever connects.
+  const caKnown = values["xds-client-ca"] !== undefined || certs !== undefined;
+  if (auth === "required" && !caKnown)
+    throw new UsageError(
+      "--xds-client-auth=required needs a client CA: --xds-client-ca FILE, or --cert-secret",
+    );
+  const xdsClientAuth = auth === "none" || !caKnown || values["xds-plaintext"] ? "none" : "required";
+  const clientSecretName = values["xds-client-cert-secret"];
+  if (clientSecretName !== undefined && !certs)
+    throw new UsageError("--xds-client-cert-secret needs --cert-secret: the pair is issued by its CA");
+  let client: ManagedCertOptions["client"];
+  if (clientSecretName !== undefined && certs) {
+    try {
+      client = { secret: parseSecretRef(`${certs.secret.namespace}/${clientSecretName}`) };
+    } catch {
+      throw new UsageError(
+        `--xds-client-cert-secret must be a Secret name (DNS-1123 subdomain), got ${JSON.stringify(clientSecretName)}`,
+      );
+    }
+    if (client.secret.name === certs.secret.name)
+      throw new UsageError("--xds-client-cert-secret must differ from --cert-secret: it holds no CA key");
+  }
   return {
     dataPlane,
     xdsListen: values["xds-listen"],
     xdsPlaintext: values["xds-plaintext"] ?? false,
     ...(plaintextListen !== undefined ? { xdsPlaintextListen: plaintextListen } : {}),
     ...(values["xds-client-ca"] !== undefined ? { xdsClientCaFile: values["xds-client-ca"] } : {}),
+    xdsClientAuth,
     debugRoutes: values["debug-routes"] ?? false,
     xdsAckTimeoutMs: parseDuration("--xds-ack-timeout", values["xds-ack-timeout"]),
     dataPlaneNamespace: values["dataplane-namespace"],
@@ -195,7 +243,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     tlsKey: values["tls-key"] ?? "",
     convertBodyLimit: Math.floor(limit * MiB),
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
-    ...(certs ? { certs } : {}),
+    ...(certs ? { certs: client ? { ...certs, client } : certs } : {}),
   };
 }
 
@@ -210,8 +258,18 @@ function positiveInteger(flag: string, value: string): number {
 export interface HandlerHooks {
   /** The serving key pair as loaded at start (the ADS port's TLS uses it too). */
   pair?: { cert: string; key: string };
+  /** Managed certificates: the operator's CA bundle, the ADS port's client CA unless --xds-client-ca. */
+  caBundle?: () => string;
   onClose?: (close: () => void | Promise<void>) => void;
-  onTlsReload?: (reload: (pair: { cert: string; key: string }) => void) => void;
+  onTlsReload?: (reload: (pair: { cert: string; key: string }, clientCa?: string) => void) => void;
+}
+
+/** The ADS port's client CA now, or undefined without mutual TLS: the file, else the operator's bundle. */
+export function xdsClientCa(opts: ServeOptions, caBundle?: () => string): string | undefined {
+  if (opts.dataPlane !== "xds" || opts.xdsPlaintext || opts.xdsClientAuth !== "required") return undefined;
+  if (opts.xdsClientCaFile) return readFileSync(opts.xdsClientCaFile, "utf8");
+  if (caBundle) return caBundle();
+  throw new Error("mutual TLS on the ADS port without a client CA: give --xds-client-ca or --cert-secret");
 }
 
 /** The handlers the server hosts, one per path. */
@@ -234,9 +292,9 @@ export async function buildHandlers(
             cert: readFileSync(opts.tlsCert, "utf8"),
             key: readFileSync(opts.tlsKey, "utf8"),
           }),
-          ...(opts.xdsClientCaFile ? { clientCa: readFileSync(opts.xdsClientCaFile, "utf8") } : {}),
         }
       : undefined;
+  const clientCa = tls ? xdsClientCa(opts, hooks.caBundle) : undefined;
   // The reconcile gives way while the apiserver is busy calling these (docs/architecture.md, "Admission first").
   const pressure = new AdmissionPressure();
   const webhooks = [
@@ -256,7 +314,7 @@ export async function buildHandlers(
         xds: {
           ...xdsAt,
           ackTimeoutMs: opts.xdsAckTimeoutMs,
-          ...(tls ? { tls } : {}),
+          ...(tls ? { tls: clientCa !== undefined ? { ...tls, clientCa } : tls } : {}),
           ...(opts.xdsPlaintextListen ? { plaintext: parseListen(opts.xdsPlaintextListen) } : {}),
         },
         ...(hooks.onClose ? { onClose: hooks.onClose } : {}),
@@ -321,11 +379,12 @@ export const serveCommand: Command = {
     let tlsLoaded = false;
     const metrics = createServerMetrics(createRegistry());
     const closers: (() => void | Promise<void>)[] = [];
-    const reloaders: ((pair: { cert: string; key: string }) => void)[] = [];
+    const reloaders: ((pair: { cert: string; key: string }, clientCa?: string) => void)[] = [];
     // The key pair first: the ADS port (xds) serves the same one, and follows its reloads.
     const tls = await serveTls(opts, logger);
     const handlers = await buildHandlers(opts, logger, metrics, {
       ...("cert" in tls.tls ? { pair: tls.tls } : {}),
+      ...(tls.caBundle ? { caBundle: tls.caBundle } : {}),
       onClose: (close) => closers.push(close),
       onTlsReload: (reload) => reloaders.push(reload),
     });
@@ -344,7 +403,13 @@ export const serveCommand: Command = {
       tls: tls.tls,
       log: logger,
       onReload: (pair) => {
-        for (const reload of reloaders) reload(pair);
+        let clientCa: string | undefined;
+        try {
+          clientCa = xdsClientCa(opts, tls.caBundle);
+        } catch (err) {
+          logger.warn({ err }, "the ADS port's client CA could not be re-read; keeping the one it has");
+        }
+        for (const reload of reloaders) reload(pair, clientCa);
       },
       shutdownDelayMs: opts.shutdownDelayMs,
       maxConnections: opts.maxConnections,

@@ -51,8 +51,8 @@ export interface ReconcileSetupOptions {
   debugRoutes?: boolean;
   /** Told how to stop what this started (the ADS server), for a graceful stop. */
   onClose?: (close: () => void | Promise<void>) => void;
-  /** Told how to hand a renewed serving key pair to the ADS port's TLS. */
-  onTlsReload?: (reload: (pair: { cert: string; key: string }) => void) => void;
+  /** Told how to hand a renewed serving key pair (and, with mutual TLS, client CA) to the ADS port's TLS. */
+  onTlsReload?: (reload: (pair: { cert: string; key: string }, clientCa?: string) => void) => void;
   /** The server's cache (serverCache); absent: one of its own. */
   cache?: ClusterState;
   /**
@@ -125,12 +125,18 @@ export async function reconcileHandlers(
     });
     const port = await xds.listen(where.host, where.port);
     logger.info(
-      { host: where.host, port, tls: where.tls !== undefined, ackLeasePrefix: identity?.prefix },
+      {
+        host: where.host,
+        port,
+        tls: where.tls !== undefined,
+        mutualTLS: where.tls?.clientCa !== undefined,
+        ackLeasePrefix: identity?.prefix,
+      },
       "ADS server listening",
     );
     const started = xds;
     opts.onClose?.(() => started.stop());
-    if (where.tls) opts.onTlsReload?.((pair) => started.server.reloadTls(pair));
+    if (where.tls) opts.onTlsReload?.((pair, clientCa) => started.server.reloadTls(pair, clientCa));
     if (where.plaintext) {
       const p = await xds.server.listen(where.plaintext.host, where.plaintext.port, true);
       logger.info({ host: where.plaintext.host, port: p, tls: false }, "ADS server listening (plaintext)");

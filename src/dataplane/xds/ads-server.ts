@@ -133,9 +133,12 @@ export class AdsServer implements StreamHost {
     this.refusedLogged = now;
   }
 
-  /** The renewed serving certificate, for new handshakes on the TLS port (open streams keep theirs). */
-  reloadTls(pair: { readonly cert: Buffer | string; readonly key: Buffer | string }): void {
-    this.credentials?.reload(pair);
+  /** The renewed serving certificate (and client CA), for new handshakes on the TLS port (open streams keep theirs). */
+  reloadTls(
+    pair: { readonly cert: Buffer | string; readonly key: Buffer | string },
+    clientCa?: Buffer | string,
+  ): void {
+    this.credentials?.reload(pair, clientCa);
   }
 
   private create(): grpc.Server {

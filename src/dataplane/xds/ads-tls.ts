@@ -4,7 +4,9 @@
 // Envoy meets an expired certificate on its next reconnect. grpc-js lets a
 // ServerCredentials tell every bound port about a new secure context (the
 // watcher each listener registers), which is all reload() does. Streams open
-// at a swap keep their session; new handshakes get the new pair.
+// at a swap keep their session; new handshakes get the new pair. With mutual
+// TLS the client CA is reloaded the same way: by default it is the operator's
+// own CA bundle (serve.ts), which a CA rotation changes.
 
 import * as grpc from "@grpc/grpc-js";
 import type { SecureContextOptions } from "node:tls";
@@ -54,8 +56,17 @@ export class ReloadableServerCredentials extends grpc.ServerCredentials {
     this.clientCa = tls.clientCa;
   }
 
-  /** New handshakes on every port bound with these credentials use this pair (the client CA stays). */
-  reload(pair: { readonly cert: Buffer | string; readonly key: Buffer | string }): void {
+  /**
+   * New handshakes on every port bound with these credentials use this pair,
+   * and with mutual TLS this client CA (absent: the one they had). Mutual TLS
+   * itself is set at construction: a client CA given to credentials without it
+   * is ignored.
+   */
+  reload(
+    pair: { readonly cert: Buffer | string; readonly key: Buffer | string },
+    clientCa?: Buffer | string,
+  ): void {
+    if (this.clientCa !== undefined && clientCa !== undefined) this.clientCa = clientCa;
     this.updateSecureContextOptions(
       contextOptions({ ...pair, ...(this.clientCa !== undefined ? { clientCa: this.clientCa } : {}) }),
     );
