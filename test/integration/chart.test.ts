@@ -54,6 +54,8 @@ const MODES: Record<string, string[]> = {
     "--set",
     "networkPolicy.enabled=true",
   ],
+  "xds without mutual TLS": ["--set", "envoy.enabled=true", "--set", "dataPlane.xds.mutualTLS.enabled=false"],
+  "cert-manager with Envoy": ["--set", "certs.mode=certManager", "--set", "envoy.enabled=true"],
   "storage v1": ["--set", "crd.storageVersion=v1"],
   "v1 not served": ["--set", "crd.storageVersion=v2", "--set", "crd.v1.served=false"],
   "v1 deprecated": ["--set", "crd.v1.deprecated=true"],
@@ -347,12 +349,59 @@ describe("the data plane: xds by default, Envoy's bootstrap pointed at the ADS S
     expect(dry.code, dry.stderr).toBe(0);
   });
 
+  it("mutual TLS on the ADS port by default: the operator's CA checks the proxies, the server keeps their pair", async () => {
+    const CLIENT_SECRET = `${FULLNAME}-envoy-ads-client`;
+    for (const args of [[], ["--set", "envoy.enabled=true"]]) {
+      const a = serverArgs(await render(args));
+      expect(a).toContain("--xds-client-auth=required");
+      expect(a).toContain(`--xds-client-cert-secret=${CLIENT_SECRET}`);
+      // The client CA is the managed one, not a file.
+      expect(a.join(" ")).not.toContain("--xds-client-ca");
+    }
+    // Turned off: said so to the server, which would otherwise require certificates with --cert-secret.
+    const off = serverArgs(await render(MODES["xds without mutual TLS"] ?? []));
+    expect(off).toContain("--xds-client-auth=none");
+    expect(off.join(" ")).not.toContain("--xds-client-cert-secret");
+    // Your own CA: the server reads it from your Secret and keeps no pair.
+    const own = await render(MODES["xds with mutual TLS and a plaintext port"] ?? []);
+    expect(serverArgs(own)).toContain("--xds-client-ca=/etc/edge-operator/xds-client-ca/ca.crt");
+    expect(serverArgs(own).join(" ")).not.toContain("--xds-client-cert-secret");
+    expect(own.filter((d) => d.metadata?.name === CLIENT_SECRET)).toEqual([]);
+    // cert-manager: a client Certificate from the serving one's Issuer, whose CA is the client CA.
+    const cm = await render(MODES["cert-manager with Envoy"] ?? []);
+    expect(serverArgs(cm)).toEqual(
+      expect.arrayContaining(["--xds-client-auth=required", "--xds-client-ca=/etc/edge-operator/tls/ca.crt"]),
+    );
+    type Cert = Doc & {
+      spec: { secretName: string; commonName?: string; usages: string[]; issuerRef: unknown };
+    };
+    const client = find(cm, "Certificate", CLIENT_SECRET) as Cert;
+    const serving = find(cm, "Certificate", `${FULLNAME}-serving`) as Cert;
+    expect(client.spec).toMatchObject({ secretName: CLIENT_SECRET, commonName: "envoy" });
+    expect(client.spec.usages).toContain("client auth");
+    expect(client.spec.usages).not.toContain("server auth");
+    expect(client.spec.issuerRef).toEqual(serving.spec.issuerRef);
+    expect(podOf(cm, `${FULLNAME}-envoy`).volumes.find((v) => v.name === "ads-client")).toMatchObject({
+      secret: { secretName: CLIENT_SECRET },
+    });
+  });
+
   it.each([
-    ["TLS", ["--set", "envoy.enabled=true"], false],
-    ["mutual TLS", MODES["xds with mutual TLS and a plaintext port"] ?? [], true],
+    ["TLS only", MODES["xds without mutual TLS"] ?? [], undefined],
+    [
+      "mutual TLS, the chart's pair (the default)",
+      ["--set", "envoy.enabled=true"],
+      `${FULLNAME}-envoy-ads-client`,
+    ],
+    [
+      "mutual TLS, your own CA and pair",
+      MODES["xds with mutual TLS and a plaintext port"] ?? [],
+      "envoy-client",
+    ],
   ])(
     "Envoy's bootstrap (%s) is a valid Bootstrap: ADS over gRPC to the ADS Service, trusting the operator's CA",
-    async (_mode, args, mutual) => {
+    async (_mode, args, clientSecret) => {
+      const mutual = clientSecret !== undefined;
       const docs = await render(args);
       const cm = find(docs, "ConfigMap", `${FULLNAME}-envoy-bootstrap`) as Doc & {
         data: Record<string, string>;
@@ -377,18 +426,60 @@ describe("the data plane: xds by default, Envoy's bootstrap pointed at the ADS S
       expect(JSON.stringify(cluster?.load_assignment)).toContain(
         `"socket_address":{"address":"${ADS_HOST}","port_value":18000}`,
       );
+      // The CA and the pair come from the mounted files through SDS, re-read when the kubelet swaps them.
+      const sds = (name: string) => ({
+        name,
+        sds_config: { path_config_source: { path: `/etc/envoy/bootstrap/${name}-sds.yaml` } },
+      });
       expect(cluster?.transport_socket).toMatchObject({
         typed_config: {
           sni: ADS_HOST,
           common_tls_context: {
-            validation_context: {
-              trusted_ca: { filename: "/etc/envoy/ads-ca/ca.crt" },
-              match_typed_subject_alt_names: [{ san_type: "DNS", matcher: { exact: ADS_HOST } }],
+            combined_validation_context: {
+              default_validation_context: {
+                match_typed_subject_alt_names: [{ san_type: "DNS", matcher: { exact: ADS_HOST } }],
+              },
+              validation_context_sds_secret_config: sds("ads-ca"),
             },
+            ...(mutual ? { tls_certificate_sds_secret_configs: [sds("ads-client")] } : {}),
           },
         },
       });
-      expect(text.includes("/etc/envoy/ads-client/tls.crt")).toBe(mutual);
+      expect(text.includes("tls_certificate")).toBe(mutual);
+      // Each SDS file is what Envoy's file subscription reads: a DiscoveryResponse of one named Secret.
+      const RESPONSE = "envoy.service.discovery.v3.DiscoveryResponse";
+      const files: Record<string, Record<string, unknown>> = {
+        "ads-ca": {
+          name: "ads-ca",
+          validation_context: {
+            trusted_ca: { filename: "/etc/envoy/ads-ca/ca.crt" },
+            watched_directory: { path: "/etc/envoy/ads-ca" },
+          },
+        },
+        "ads-client": {
+          name: "ads-client",
+          tls_certificate: {
+            certificate_chain: { filename: "/etc/envoy/ads-client/tls.crt" },
+            private_key: { filename: "/etc/envoy/ads-client/tls.key" },
+            watched_directory: { path: "/etc/envoy/ads-client" },
+          },
+        },
+      };
+      for (const [name, want] of Object.entries(files)) {
+        const file = cm.data[`${name}-sds.yaml`];
+        if (name === "ads-client" && !mutual) {
+          expect(file).toBeUndefined();
+          continue;
+        }
+        const response = parseYaml(file ?? "") as Record<string, unknown>;
+        expect(protos.check(RESPONSE, response), name).toEqual([]);
+        expect(protos.roundTrip(RESPONSE, response)).toEqual(response);
+        expect(response).toEqual({
+          resources: [
+            { "@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret", ...want },
+          ],
+        });
+      }
 
       // The Envoy pod reads that bootstrap, and mounts the CA bundle, not the Secret's keys.
       const envoy = podOf(docs, `${FULLNAME}-envoy`);
@@ -401,6 +492,17 @@ describe("the data plane: xds by default, Envoy's bootstrap pointed at the ADS S
         secret: { secretName: `${FULLNAME}-tls`, items: [{ key: "ca.crt", path: "ca.crt" }] },
       });
       expect(mounts.has("ads-client")).toBe(mutual);
+      if (mutual)
+        expect(envoy.volumes.find((v) => v.name === "ads-client")).toEqual({
+          name: "ads-client",
+          secret: {
+            secretName: clientSecret,
+            items: [
+              { key: "tls.crt", path: "tls.crt" },
+              { key: "tls.key", path: "tls.key" },
+            ],
+          },
+        });
     },
   );
 
@@ -482,23 +584,8 @@ describe("values that break the schema", () => {
       "envoy.enabled=true needs dataPlane.sink=xds (or auto) or envoy-configmap",
     ],
     [
-      ["--set", "dataPlane.xds.mutualTLS.enabled=true"],
-      "dataPlane.xds.mutualTLS.clientCASecret is required with dataPlane.xds.mutualTLS.enabled",
-    ],
-    [
-      [
-        "--set",
-        "envoy.enabled=true",
-        "--set",
-        "dataPlane.xds.mutualTLS.enabled=true",
-        "--set",
-        "dataPlane.xds.mutualTLS.clientCASecret=ca",
-      ],
-      "envoy.xdsClientCertSecret is required with dataPlane.xds.mutualTLS.enabled",
-    ],
-    [
-      ["--set", "dataPlane.sink=envoy-configmap", "--set", "dataPlane.xds.mutualTLS.enabled=true"],
-      "dataPlane.xds.mutualTLS.enabled=true needs the xds sink",
+      ["--set", "envoy.enabled=true", "--set", "dataPlane.xds.mutualTLS.clientCASecret=ca"],
+      "envoy.xdsClientCertSecret is required with dataPlane.xds.mutualTLS.clientCASecret",
     ],
     [["--set", "dataPlane.sink=grpc"], "at '/dataPlane/sink': value must be one of"],
     [["--set", "dataPlane.xds.port=0"], "at '/dataPlane/xds/port': minimum: got 0, want 1"],
@@ -932,6 +1019,9 @@ describe("RBAC: enough and no more", () => {
     ["create", "secrets", "-n", ns],
     ["get", `secrets/${full}-tls`, "-n", ns],
     ["update", `secrets/${full}-tls`, "-n", ns],
+    // The proxies' ADS client pair (mutual TLS by default).
+    ["get", `secrets/${full}-envoy-ads-client`, "-n", ns],
+    ["update", `secrets/${full}-envoy-ads-client`, "-n", ns],
     ["patch", `mutatingwebhookconfigurations/${full}-mutate`],
     ["patch", `validatingwebhookconfigurations/${full}-validate`],
     ["patch", "customresourcedefinitions/edgeroutes.net.10xdev.io"],
@@ -953,6 +1043,8 @@ describe("RBAC: enough and no more", () => {
     ["list", "secrets", "-A"],
     ["get", "secrets/other", "-n", ns],
     ["get", `secrets/${full}-tls`, "-n", "apps"],
+    ["get", `secrets/${full}-envoy-ads-client`, "-n", "apps"],
+    ["delete", `secrets/${full}-envoy-ads-client`, "-n", ns],
     ["update", "configmaps/other", "-n", ns],
     ["create", "configmaps", "-n", "apps"],
     ["patch", "mutatingwebhookconfigurations/someone-else"],

@@ -68,6 +68,21 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s-tls" (include "edge-operator.fullname" .) }}
 {{- end }}
 
+{{/* The proxies' ADS client pair the operator keeps (built-in certificates) or cert-manager issues. */}}
+{{- define "edge-operator.envoyClientSecret" -}}
+{{- printf "%s-envoy-ads-client" (include "edge-operator.fullname" .) }}
+{{- end }}
+
+{{/* "true" when the TLS ADS port asks for client certificates: the xds sink with dataPlane.xds.mutualTLS.enabled. */}}
+{{- define "edge-operator.xdsMutualTLS" -}}
+{{- if and (eq (include "edge-operator.dataPlaneSink" .) "xds") .Values.dataPlane.xds.mutualTLS.enabled }}true{{- end }}
+{{- end }}
+
+{{/* "true" when the chart provides the proxies' pair: mutual TLS against the operator's own CA (no clientCASecret). */}}
+{{- define "edge-operator.xdsManagedClientPair" -}}
+{{- if and (include "edge-operator.xdsMutualTLS" .) (not .Values.dataPlane.xds.mutualTLS.clientCASecret) }}true{{- end }}
+{{- end }}
+
 {{- define "edge-operator.xdsConfigMap" -}}
 {{- default (printf "%s-xds" (include "edge-operator.fullname" .)) .Values.dataPlane.configMapName }}
 {{- end }}
@@ -144,14 +159,8 @@ service:
 {{- fail "envoy.enabled=true needs dataPlane.sink=xds (or auto) or envoy-configmap: the memory sink serves nothing (tests and the demo only)" }}
 {{- end }}
 {{- $xds := eq (include "edge-operator.dataPlaneSink" .) "xds" }}
-{{- if and $v.dataPlane.xds.mutualTLS.enabled (not $xds) }}
-{{- fail "dataPlane.xds.mutualTLS.enabled=true needs the xds sink (dataPlane.sink=auto or xds)" }}
-{{- end }}
-{{- if and $v.dataPlane.xds.mutualTLS.enabled (not $v.dataPlane.xds.mutualTLS.clientCASecret) }}
-{{- fail "dataPlane.xds.mutualTLS.clientCASecret is required with dataPlane.xds.mutualTLS.enabled: a Secret in the release namespace whose ca.crt signs the proxies' client certificates" }}
-{{- end }}
-{{- if and $v.envoy.enabled $xds $v.dataPlane.xds.mutualTLS.enabled (not $v.envoy.xdsClientCertSecret) }}
-{{- fail "envoy.xdsClientCertSecret is required with dataPlane.xds.mutualTLS.enabled: a kubernetes.io/tls Secret whose tls.crt the clientCASecret's CA signed" }}
+{{- if and $v.envoy.enabled (include "edge-operator.xdsMutualTLS" .) $v.dataPlane.xds.mutualTLS.clientCASecret (not $v.envoy.xdsClientCertSecret) }}
+{{- fail "envoy.xdsClientCertSecret is required with dataPlane.xds.mutualTLS.clientCASecret: the chart's Envoy needs a kubernetes.io/tls Secret whose tls.crt that CA signed (without clientCASecret the chart issues one from the operator's CA)" }}
 {{- end }}
 {{- if and $v.dataPlane.xds.plaintext.enabled (eq (int $v.dataPlane.xds.plaintext.port) (int $v.dataPlane.xds.port)) }}
 {{- fail "dataPlane.xds.plaintext.port must differ from dataPlane.xds.port" }}
