@@ -39,12 +39,40 @@ describe("serve's data-plane flags", () => {
     expect(o).toMatchObject({ dataPlane: "xds", xdsPlaintext: false });
   });
 
+  it("require client certificates on the TLS ADS port whenever a client CA is known", () => {
+    const managed = ["--cert-secret", "edge-system/edge-tls", "--dataplane", "xds"];
+    // The operator's own CA (--cert-secret), or a file.
+    expect(parseServeArgs(managed)).toMatchObject({ xdsClientAuth: "required" });
+    expect(parse(["--dataplane", "xds", "--xds-client-ca", "p.pem"])).toMatchObject({
+      xdsClientAuth: "required",
+    });
+    // No CA known (key pair files only), asked not to, or no TLS at all.
+    expect(parse(["--dataplane", "xds"])).toMatchObject({ xdsClientAuth: "none" });
+    expect(parseServeArgs([...managed, "--xds-client-auth", "none"])).toMatchObject({
+      xdsClientAuth: "none",
+    });
+    expect(parseServeArgs([...managed, "--xds-plaintext"])).toMatchObject({ xdsClientAuth: "none" });
+    // The proxies' pair lives beside the serving Secret, in its namespace.
+    expect(parseServeArgs([...managed, "--xds-client-cert-secret", "edge-envoy-ads-client"])).toMatchObject({
+      certs: { client: { secret: { namespace: "edge-system", name: "edge-envoy-ads-client" } } },
+    });
+  });
+
   it.each([
     [["--xds-plaintext-listen", "0.0.0.0:18001"], "--xds-plaintext-listen needs --dataplane xds"],
     [["--dataplane", "memory", "--xds-client-ca", "ca.pem"], "--xds-client-ca needs --dataplane xds"],
     [
       ["--dataplane", "xds", "--xds-plaintext", "--xds-client-ca", "ca.pem"],
       "--xds-client-ca needs TLS on the ADS port: drop --xds-plaintext",
+    ],
+    [["--dataplane", "xds", "--xds-client-auth", "required"], "--xds-client-auth=required needs a client CA"],
+    [
+      ["--dataplane", "xds", "--xds-client-auth", "maybe"],
+      '--xds-client-auth must be required or none, got "maybe"',
+    ],
+    [
+      ["--dataplane", "xds", "--xds-client-cert-secret", "envoy"],
+      "--xds-client-cert-secret needs --cert-secret: the pair is issued by its CA",
     ],
     [
       ["--dataplane", "xds", "--xds-plaintext-listen", "nowhere"],

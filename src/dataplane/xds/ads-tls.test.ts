@@ -154,6 +154,33 @@ describe("TLS on the ADS port", () => {
     await expect(versionOver(grpc.credentials.createSsl(trust), port)).rejects.toThrow();
   });
 
+  it("mutual TLS: a reload with a new client CA (the operator's CA rotated) takes the new CA's proxies, and only those", async () => {
+    const ca = createCa();
+    const [before, after] = [createCa({ commonName: "ca-1" }), createCa({ commonName: "ca-2" })];
+    const [oldProxy, newProxy] = [before, after].map((c) =>
+      issueCertificate(c, { commonName: "envoy", usage: "client" }),
+    ) as [KeyPair, KeyPair];
+    plane = new XdsDataPlane({ tls: { ...serving(ca), clientCa: before.cert }, ackTimeoutMs: 2_000 });
+    const port = await plane.listen("127.0.0.1", 0);
+    await plane.program(snapshot(5));
+    const trust = Buffer.from(ca.cert);
+    const withCert = (p: KeyPair) =>
+      grpc.credentials.createSsl(trust, Buffer.from(p.key), Buffer.from(p.cert));
+    expect(await versionOver(withCert(oldProxy), port)).toBe(snapshot(5).version);
+    await expect(versionOver(withCert(newProxy), port)).rejects.toThrow();
+
+    // The rotated bundle: the new CA first, the old one while it is valid (renewal.ts).
+    plane.server.reloadTls(serving(ca), after.cert + before.cert);
+    expect(await versionOver(withCert(newProxy), port)).toBe(snapshot(5).version);
+    expect(await versionOver(withCert(oldProxy), port)).toBe(snapshot(5).version);
+    plane.server.reloadTls(serving(ca), after.cert);
+    await expect(versionOver(withCert(oldProxy), port)).rejects.toThrow();
+    // A reload without a client CA keeps the one it has.
+    plane.server.reloadTls(serving(ca));
+    expect(await versionOver(withCert(newProxy), port)).toBe(snapshot(5).version);
+    await expect(versionOver(grpc.credentials.createSsl(trust), port)).rejects.toThrow();
+  });
+
   it("TLS 1.2 takes only ECDHE with AEAD ciphers, TLS 1.3 as before, also after a reload", async () => {
     const ca = createCa();
     plane = new XdsDataPlane({ tls: serving(ca), ackTimeoutMs: 2_000 });
