@@ -18,7 +18,9 @@ import {
 import { buildCrd } from "../../src/api/crd.js";
 import { injectCaBundle } from "../../src/certs/ca-injector.js";
 import { startManagedCerts } from "../../src/certs/managed-serving.js";
-import { describeCertificate, issueCertificate } from "../../src/certs/pki.js";
+import { ensureClientSecret } from "../../src/certs/client-secret.js";
+import { describeCertificate, isIssuedBy, issueCertificate, splitPemBundle } from "../../src/certs/pki.js";
+import { renewedMaterial } from "../../src/certs/renewal.js";
 import { ensureCertSecret, materialFromSecret, secretFromMaterial } from "../../src/certs/secret-store.js";
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../harness/registration.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
@@ -80,6 +82,48 @@ describe("the certificate Secret", () => {
     expect(new Set(results.map((r) => r.material.serving.cert)).size).toBe(1);
     expect(results[0]?.material.serving.cert).not.toBe(before.material.serving.cert);
     expect(new Set(results.map((r) => r.material.ca.cert))).toEqual(new Set([before.material.ca.cert]));
+  });
+});
+
+describe("the proxies' client pair Secret", () => {
+  const identity = { service: "edge-operator", namespace: NS };
+
+  it("is created once by racing replicas, renewed once when the CA rotates, and holds no CA key", async () => {
+    const serving = await ensureCertSecret(kube(), {
+      secret: { namespace: NS, name: "client-race-tls" },
+      identity,
+    });
+    const secret = { namespace: NS, name: "client-race-envoy" };
+    const ensure = (ca: typeof serving.material) =>
+      ensureClientSecret(kube(), { secret, ca: ca.ca, caBundle: ca.caBundle });
+    const first = await Promise.all(Array.from({ length: 6 }, () => ensure(serving.material)));
+    expect(first.filter((r) => r.action === "created")).toHaveLength(1);
+    expect(new Set(first.map((r) => r.material.pair.cert)).size).toBe(1);
+    const stored = await core().readNamespacedSecret({ namespace: NS, name: secret.name });
+    expect(stored.type).toBe("kubernetes.io/tls");
+    expect(Object.keys(stored.data ?? {}).sort()).toEqual(["ca.crt", "tls.crt", "tls.key"]);
+    const cert = first[0]?.material.pair.cert ?? "";
+    expect(describeCertificate(cert).commonName).toBe("envoy");
+    expect(isIssuedBy(serving.material.ca.cert, cert)).toBe(true);
+
+    // A CA rotation (the serving Secret's, as renewal.ts makes it): one replica reissues, all agree.
+    const rotated = renewedMaterial(
+      serving.material,
+      { renew: true, what: "ca", reason: "test" },
+      identity,
+      new Date(),
+    );
+    const second = await Promise.all(Array.from({ length: 5 }, () => ensure(rotated)));
+    expect(second.filter((r) => r.action === "renewed")).toHaveLength(1);
+    expect(second.find((r) => r.action === "renewed")?.reason).toBe(
+      "the client certificate was not issued by the current CA",
+    );
+    expect(new Set(second.map((r) => r.material.pair.cert)).size).toBe(1);
+    const renewed = second[0]?.material ?? { pair: { cert: "" }, caBundle: "" };
+    expect(isIssuedBy(rotated.ca.cert, renewed.pair.cert)).toBe(true);
+    // ca.crt holds both CAs while the old one is valid: the proxy trusts servers not yet reloaded.
+    expect(renewed.caBundle).toBe(rotated.caBundle);
+    expect(splitPemBundle(renewed.caBundle)).toHaveLength(2);
   });
 });
 
