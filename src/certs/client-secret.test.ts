@@ -36,6 +36,14 @@ describe("the proxies' client pair", () => {
         { now: at(10) },
       ),
     ).toEqual({ action: "issue", reason: "the client certificate was not issued by the current CA" });
+    // Unless every replica may not yet take the new CA: a pair from the old one, still in the bundle, is kept a while.
+    const rotated = { ca: next, caBundle: next.cert + ca.cert, commonName: "envoy" };
+    const grace = { now: new Date(issued.getTime() + 60 * 60_000), rotationGraceMs: 2 * 60 * 60_000 };
+    expect(clientPairDecision(stored, rotated, grace)).toEqual({ action: "bundle" });
+    expect(clientPairDecision(stored, rotated, { ...grace, now: at(1) })).toMatchObject({ action: "issue" });
+    expect(clientPairDecision(stored, { ...rotated, caBundle: next.cert }, grace)).toMatchObject({
+      action: "issue",
+    });
     expect(clientPairDecision(stored, { ...want, caBundle: ca.cert + next.cert }, { now: at(10) })).toEqual({
       action: "bundle",
     });

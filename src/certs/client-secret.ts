@@ -14,6 +14,7 @@ import {
   isIssuedBy,
   issueCertificate,
   keyMatchesCertificate,
+  splitPemBundle,
   type KeyPair,
 } from "./pki.js";
 import { RENEW_BEFORE_DAYS } from "./renewal.js";
@@ -41,7 +42,17 @@ export type ClientPairDecision =
 export function clientPairDecision(
   stored: ClientPairMaterial | undefined,
   want: { ca: KeyPair; caBundle: string; commonName: string },
-  policy: { now: Date; renewBeforeDays?: number },
+  policy: {
+    now: Date;
+    renewBeforeDays?: number;
+    /**
+     * After a CA rotation, how long a pair from an older CA still in the bundle
+     * is kept: every replica must have loaded the new CA as its client CA
+     * first (each at its next check), or a proxy with a pair from the new CA
+     * would be refused by a replica that has not. Default 0.
+     */
+    rotationGraceMs?: number;
+  },
 ): ClientPairDecision {
   if (!stored) return { action: "issue", reason: "no client pair stored" };
   let leaf;
@@ -50,8 +61,12 @@ export function clientPairDecision(
   } catch {
     return { action: "issue", reason: "the client certificate is unreadable" };
   }
-  if (!isIssuedBy(want.ca.cert, stored.pair.cert))
-    return { action: "issue", reason: "the client certificate was not issued by the current CA" };
+  if (!isIssuedBy(want.ca.cert, stored.pair.cert)) {
+    const caAge = policy.now.getTime() - describeCertificate(want.ca.cert).notBefore.getTime();
+    const byOlder = splitPemBundle(want.caBundle).some((pem) => isIssuedBy(pem, stored.pair.cert));
+    if (!byOlder || caAge >= (policy.rotationGraceMs ?? 0))
+      return { action: "issue", reason: "the client certificate was not issued by the current CA" };
+  }
   if (!keyMatchesCertificate(stored.pair.cert, stored.pair.key))
     return { action: "issue", reason: "the client key does not match its certificate" };
   if (leaf.commonName !== want.commonName)
@@ -108,6 +123,8 @@ export interface ClientSecretOptions {
   caBundle: string;
   commonName?: string;
   renewBeforeDays?: number;
+  /** See clientPairDecision. */
+  rotationGraceMs?: number;
   now?: () => Date;
   owner?: V1OwnerReference;
 }
@@ -132,6 +149,7 @@ export async function ensureClientSecret(
     const decision = clientPairDecision(current, want, {
       now: now(),
       ...(opts.renewBeforeDays !== undefined ? { renewBeforeDays: opts.renewBeforeDays } : {}),
+      ...(opts.rotationGraceMs !== undefined ? { rotationGraceMs: opts.rotationGraceMs } : {}),
     });
     if (decision.action === "keep" && current) return { material: current, action: "loaded" };
     const material: ClientPairMaterial = {

@@ -92,6 +92,8 @@ export async function startManagedCerts(kube: KubeClient, opts: ManagedCertOptio
           ca: stored.material.ca,
           caBundle: stored.material.caBundle,
           renewBeforeDays: opts.renewBeforeDays,
+          // Two checks' time, plus the CA's 5-minute backdating: every replica has taken the new CA by then.
+          rotationGraceMs: 2 * opts.checkIntervalMs + 5 * 60_000,
           ...(opts.client.commonName ? { commonName: opts.client.commonName } : {}),
           ...(opts.now ? { now: opts.now } : {}),
           ...(opts.owner ? { owner: opts.owner } : {}),
