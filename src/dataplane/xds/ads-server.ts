@@ -67,8 +67,19 @@ export interface AdsServerOptions {
   readonly connections?: ConnectionLimits;
 }
 
-/** Streams one connection may open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS): a proxy opens one. */
-export const MAX_STREAMS_PER_CONNECTION = 8;
+/**
+ * Streams one connection may open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS).
+ * A proxy opens one, but grpc-js shares one connection among the channels of a
+ * process to the same server: the scale test's ten clients in one process are
+ * ten streams on one connection.
+ */
+export const MAX_STREAMS_PER_CONNECTION = 32;
+
+/** The address part of `call.getPeer()` (ADDRESS:PORT, also for IPv6). */
+function addressOf(peer: string): string {
+  const colon = peer.lastIndexOf(":");
+  return colon < 0 ? peer : peer.slice(0, colon);
+}
 
 export class AdsServer implements StreamHost {
   private server: grpc.Server | undefined;
@@ -220,10 +231,21 @@ export class AdsServer implements StreamHost {
   /**
    * Every resource and host of the largest snapshot this server has served, and
    * SPARE_NAMES more: a client that still asks for what a larger snapshot had
-   * keeps its stream; one that asks for a million names does not.
+   * keeps its stream; one that asks for a million names does not. All the
+   * streams from one address share that many (nameLimit), so that opening
+   * more streams buys no more names (an unknown name costs about 3 KiB).
    */
-  nameLimit(typeUrl: string): number {
+  addressNameLimit(typeUrl: string): number {
     return SPARE_NAMES + (this.mostNames.get(typeUrl) ?? 0);
+  }
+
+  nameLimit(typeUrl: string, stream: AdsStream): number {
+    const limit = this.addressNameLimit(typeUrl);
+    const address = addressOf(stream.peer);
+    let others = 0;
+    for (const s of this.streams)
+      if (s !== stream && addressOf(s.peer) === address) others += s.namesHeld(typeUrl);
+    return Math.max(0, limit - others);
   }
 
   /** Serves this snapshot from now on: every stream gets what changed for it. */

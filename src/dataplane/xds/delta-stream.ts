@@ -105,7 +105,7 @@ export class DeltaStream implements AdsStream, HeldState {
     const update = st.sub.update(
       req.resource_names_subscribe,
       req.resource_names_unsubscribe,
-      this.host.nameLimit(url),
+      this.host.nameLimit(url, this),
     );
     for (const n of update.dropped) {
       st.acked.delete(n);
@@ -233,6 +233,10 @@ export class DeltaStream implements AdsStream, HeldState {
 
   scope(): Scope {
     return scopeOf(this.subscription(TYPE_URL.listener), this.subscription(TYPE_URL.routeConfiguration));
+  }
+
+  namesHeld(typeUrl: string): number {
+    return this.types.get(typeUrl)?.sub.names.size ?? 0;
   }
 
   report(): StreamReport {

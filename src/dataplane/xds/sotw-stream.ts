@@ -85,7 +85,7 @@ export class SotwStream implements AdsStream, HeldState {
       if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
       answered = true;
     }
-    if (st.sub.replace(req.resource_names, this.host.nameLimit(url))) {
+    if (st.sub.replace(req.resource_names, this.host.nameLimit(url, this))) {
       st.dirty = true;
       st.ack.resubscribed();
       if (url === TYPE_URL.routeConfiguration && st.sub.empty()) this.routes.clear();
@@ -202,6 +202,10 @@ export class SotwStream implements AdsStream, HeldState {
 
   scope(): Scope {
     return scopeOf(this.types.get(TYPE_URL.listener)?.sub, this.types.get(TYPE_URL.routeConfiguration)?.sub);
+  }
+
+  namesHeld(typeUrl: string): number {
+    return this.types.get(typeUrl)?.sub.names.size ?? 0;
   }
 
   report(): StreamReport {

@@ -16,8 +16,8 @@ export interface StreamHost {
   current(): XdsSnapshot | undefined;
   /** An ACK, a NACK or a new subscription arrived: waiters look again. */
   changed(): void;
-  /** The most names of a type one stream may subscribe to. */
-  nameLimit(typeUrl: string): number;
+  /** The most names of a type `stream` may subscribe to, with what the other streams from its address hold. */
+  nameLimit(typeUrl: string, stream: AdsStream): number;
 }
 
 export interface StreamReport {
@@ -64,10 +64,14 @@ export function scopeOf(lds: Names | undefined, rds: Names | undefined): Scope {
 
 export interface AdsStream {
   readonly id: string;
+  /** The client's address and port, as gRPC gives it (`call.getPeer()`). */
+  readonly peer: string;
   readonly protocol: "sotw" | "delta";
   /** Sends each subscribed type whose content for this client changed, in PUSH_ORDER. */
   push(snapshot: XdsSnapshot): void;
   status(snapshot: XdsSnapshot): ClientStatus;
   scope(): Scope;
   report(): StreamReport;
+  /** How many names of the type this stream is subscribed to (not `*`). */
+  namesHeld(typeUrl: string): number;
 }

@@ -322,7 +322,7 @@ describe("what one stream may ask for", () => {
   it("more names of a type than the snapshot has and 10,000 spare: RESOURCE_EXHAUSTED, the stream ends, others go on", async () => {
     const snapshot = base();
     await plane.program(snapshot);
-    const limit = plane.server.nameLimit(TYPE_URL.listener);
+    const limit = plane.server.addressNameLimit(TYPE_URL.listener);
     expect(limit).toBe(SPARE_NAMES + 1 + 2); // Envoy's listener and the two hosts
     const d = deltaStream(client);
     // 4,000 names a request (a request is at most 4 MiB): the third goes past the limit.
@@ -351,6 +351,22 @@ describe("what one stream may ask for", () => {
       resource_names: Array.from({ length: limit + 1 }, (_, i) => `edge/h${i}.example.com`),
     });
     expect(await sotwEnded).toMatchObject({ code: grpcStatus.RESOURCE_EXHAUSTED });
+    // More streams from the same address buy no more names: they share the limit.
+    const first = deltaStream(client);
+    first.send({ node: { id: "share-1" }, type_url: TYPE_URL.listener, resource_names_subscribe: batch(4) });
+    await first.next();
+    first.send({ type_url: TYPE_URL.listener, resource_names_subscribe: batch(5) });
+    await first.next();
+    const second = deltaStream(client);
+    const secondEnded = new Promise<{ code: number; details: string }>((resolve) =>
+      second.call.on("error", (e: { code: number; details: string }) => resolve(e)),
+    );
+    second.send({ node: { id: "share-2" }, type_url: TYPE_URL.listener, resource_names_subscribe: batch(6) });
+    expect(await secondEnded).toMatchObject({
+      code: grpcStatus.RESOURCE_EXHAUSTED,
+      details: `a stream may subscribe to at most ${limit - 8_000} resources of ${TYPE_URL.listener}`,
+    });
+    first.end();
     // Another client is served as before.
     const ok = sotwStream(client);
     ok.send({ node: { id: "modest" }, type_url: TYPE_URL.cluster });
