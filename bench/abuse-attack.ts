@@ -4,6 +4,8 @@
 //
 //   delta-names  HOST ADS_PORT CA_FILE   one Delta stream subscribing to 1,000,000
 //                                        route-configuration names, 100,000 a request
+//   delta-streams HOST ADS_PORT CA_FILE  64 Delta streams from one address, each
+//                                        subscribing to 9,000 route-configuration names
 //   idle-ads     HOST ADS_PORT           12,000 idle TCP connections to the ADS port
 //   idle-https   HOST HTTPS_PORT CA_FILE 12,000 TLS connections to the HTTPS port, no request
 //   slow-body    HOST HTTPS_PORT CA_FILE five chunked POSTs to /validate trickling 21 MB each
@@ -49,6 +51,38 @@ async function deltaNames(host: string, port: number, ca: string): Promise<void>
   report({ attack: "delta-names", sent, endedAfterMs: ended ? Date.now() - t0 : undefined, ...ended });
   s.end();
   client.close();
+}
+
+async function deltaStreams(host: string, port: number, ca: string): Promise<void> {
+  const outcomes: Record<string, number> = {};
+  const note = (k: string) => (outcomes[k] = (outcomes[k] ?? 0) + 1);
+  const clients: grpc.Client[] = [];
+  for (let k = 0; k < 64 && Date.now() < deadline; k++) {
+    // A connection of its own each (no shared subchannel), all from the one address 127.0.0.1.
+    const client = new grpc.Client(`${host}:${port}`, grpc.credentials.createSsl(Buffer.from(ca)), {
+      "grpc.max_receive_message_length": 256 * 1024 * 1024,
+      "grpc.use_local_subchannel_pool": 1,
+    });
+    clients.push(client);
+    const s = deltaStream(client);
+    const names = Array.from({ length: 9_000 }, (_, i) => `edge/s${k}-${i}.attack.example`);
+    const outcome = new Promise<string>((resolve) => {
+      s.call.on("error", (e: grpc.ServiceError) => resolve(grpc.status[e.code] ?? String(e.code)));
+      s.next(10_000).then(
+        () => resolve("served"),
+        () => resolve("no answer"),
+      );
+    });
+    s.send({
+      node: { id: `attacker-${k}`, cluster: "x" },
+      type_url: TYPE_URL.routeConfiguration,
+      resource_names_subscribe: names,
+    });
+    note(await outcome);
+  }
+  while (Date.now() < deadline) await sleep(200);
+  report({ attack: "delta-streams", streams: clients.length, outcomes });
+  for (const c of clients) c.close();
 }
 
 async function idle(host: string, port: number, ca: string | undefined): Promise<void> {
@@ -148,6 +182,7 @@ const port = Number(portText);
 const ca = caFile ? readFileSync(caFile, "utf8") : undefined;
 const attacks: Record<string, () => Promise<void>> = {
   "delta-names": () => deltaNames(host, port, ca ?? ""),
+  "delta-streams": () => deltaStreams(host, port, ca ?? ""),
   "idle-ads": () => idle(host, port, undefined),
   "idle-https": () => idle(host, port, ca),
   "slow-body": () => slowBody(host, port, ca ?? ""),
