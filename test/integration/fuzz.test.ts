@@ -28,12 +28,13 @@ import { REPO_ROOT } from "../harness/testbin.js";
 const TOTAL = Number(process.env.FUZZ_TOTAL ?? 100_000);
 const CONCURRENCY = 16;
 /**
- * The whole run must end within this. On the 2-core VM at a load average of
- * 20-28 from other suites it took 476 s (210 requests/s, BENCHMARKS.md); a
- * quieter machine takes a fraction of that. Past this the run stops and fails
- * on its count, so a hung server cannot hold CI.
+ * The whole run must end within this: past it the run stops and fails on its
+ * count, so a hung server cannot hold CI. It bounds time, it measures nothing:
+ * in CI, beside the other suites on the 2-core VM, the 100,000 took 445-490 s
+ * (202-225 requests/s, BENCHMARKS.md), so 480 s failed runs that answered
+ * every request right.
  */
-const DEADLINE_MS = 480_000;
+const DEADLINE_MS = 600_000;
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 1_000_000);
 
 interface ChartServer {

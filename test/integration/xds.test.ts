@@ -126,7 +126,7 @@ describe("serve --dataplane xds with a real xDS client", () => {
 });
 
 describe("a replica no /reconcile reaches", () => {
-  it("serves its own cache's snapshot: a route applied with no watcher running reaches the client, with no status written", async () => {
+  it("serves its own cache's snapshot: a route applied with no watcher running reaches the client", async () => {
     for (const w of stack.watchers) await w.stop();
     const host = "cache-only.example.com";
     const before = await httpsJson(
@@ -158,8 +158,9 @@ describe("a replica no /reconcile reaches", () => {
       expect((after.body as { version: string }).version).not.toBe(
         (before.body as { version: string }).version,
       );
-      // Nobody called /reconcile: statuses are the snapshot reconcile's, and none ran.
-      expect((await getRoute(cp, "cache-only"))?.status?.conditions ?? []).toEqual([]);
+      // Nobody called /reconcile. Statuses stay the snapshot reconcile's: with no watcher
+      // it runs only when a client's standing changes (standing-trigger.ts, checked in
+      // xds-standing.test.ts), so whether this route has one yet depends on timing.
     } finally {
       cacheOnly.close();
       await cp.kubectl(["delete", "edgeroutes.v2.net.10xdev.io", "cache-only", "--wait=false"]);
