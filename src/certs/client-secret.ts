@@ -18,7 +18,17 @@ import {
   type KeyPair,
 } from "./pki.js";
 import { RENEW_BEFORE_DAYS } from "./renewal.js";
-import { ATTEMPTS, readSecret, secretPath, secretsPath, TIMEOUT_MS, type SecretRef } from "./secret-store.js";
+import {
+  ATTEMPTS,
+  b64,
+  readSecret,
+  secretPath,
+  secretsPath,
+  TIMEOUT_MS,
+  tlsSecret,
+  unb64,
+  type SecretRef,
+} from "./secret-store.js";
 import { SERVING_DAYS } from "./serving.js";
 
 /** The subject CN of the chart's Envoy: it is known as `envoy/<node id>` (node-identity.ts). */
@@ -83,10 +93,6 @@ export function issueClientPair(ca: KeyPair, commonName: string, now: Date): Key
   return issueCertificate(ca, { commonName, usage: "client", days: SERVING_DAYS, now });
 }
 
-const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
-const unb64 = (s: string | undefined): string | undefined =>
-  s === undefined ? undefined : Buffer.from(s, "base64").toString("utf8");
-
 export function clientMaterialFromSecret(secret: V1Secret): ClientPairMaterial | undefined {
   const d = secret.data ?? {};
   const [cert, key, caBundle] = [unb64(d["tls.crt"]), unb64(d["tls.key"]), unb64(d["ca.crt"])];
@@ -101,19 +107,8 @@ export function clientSecretBody(
   resourceVersion?: string,
   ownerReferences?: V1OwnerReference[],
 ): V1Secret {
-  return {
-    apiVersion: "v1",
-    kind: "Secret",
-    type: "kubernetes.io/tls",
-    metadata: {
-      name: ref.name,
-      namespace: ref.namespace,
-      labels: { "app.kubernetes.io/managed-by": "edge-operator", ...labels },
-      ...(resourceVersion ? { resourceVersion } : {}),
-      ...(ownerReferences && ownerReferences.length > 0 ? { ownerReferences } : {}),
-    },
-    data: { "tls.crt": b64(m.pair.cert), "tls.key": b64(m.pair.key), "ca.crt": b64(m.caBundle) },
-  };
+  const data = { "tls.crt": b64(m.pair.cert), "tls.key": b64(m.pair.key), "ca.crt": b64(m.caBundle) };
+  return tlsSecret(ref, data, labels, resourceVersion, ownerReferences);
 }
 
 export interface ClientSecretOptions {

@@ -43,8 +43,8 @@ export const ATTEMPTS = 8;
 /** Per request: a hung apiserver fails this check, and the next one tries again. */
 export const TIMEOUT_MS = 15_000;
 
-const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
-const unb64 = (s: string | undefined): string | undefined =>
+export const b64 = (s: string): string => Buffer.from(s, "utf8").toString("base64");
+export const unb64 = (s: string | undefined): string | undefined =>
   s === undefined ? undefined : Buffer.from(s, "base64").toString("utf8");
 
 /** Parses `NAMESPACE/NAME`. */
@@ -74,6 +74,28 @@ export function secretFromMaterial(
   resourceVersion?: string,
   ownerReferences?: V1OwnerReference[],
 ): V1Secret {
+  return tlsSecret(
+    ref,
+    {
+      [KEYS.caCert]: b64(m.caBundle),
+      [KEYS.caKey]: b64(m.ca.key),
+      [KEYS.cert]: b64(m.serving.cert),
+      [KEYS.key]: b64(m.serving.key),
+    },
+    labels,
+    resourceVersion,
+    ownerReferences,
+  );
+}
+
+/** A kubernetes.io/tls Secret the operator manages, with its data already base64. */
+export function tlsSecret(
+  ref: SecretRef,
+  data: Record<string, string>,
+  labels: Record<string, string> = {},
+  resourceVersion?: string,
+  ownerReferences?: V1OwnerReference[],
+): V1Secret {
   return {
     apiVersion: "v1",
     kind: "Secret",
@@ -85,12 +107,7 @@ export function secretFromMaterial(
       ...(resourceVersion ? { resourceVersion } : {}),
       ...(ownerReferences && ownerReferences.length > 0 ? { ownerReferences } : {}),
     },
-    data: {
-      [KEYS.caCert]: b64(m.caBundle),
-      [KEYS.caKey]: b64(m.ca.key),
-      [KEYS.cert]: b64(m.serving.cert),
-      [KEYS.key]: b64(m.serving.key),
-    },
+    data,
   };
 }
 
