@@ -65,6 +65,12 @@ Options:
                             tls.key, ca.crt): created, renewed with the CA
   --xds-ack-timeout DUR     xds: how long a push waits for every connected
                             client's ACK before it says Pending (default 10s)
+  --xds-forget-unreachable-after DUR
+                            xds: how long a client whose connection went
+                            silent (no FIN: a partition, a lost node) still
+                            counts as holding what it held, so that a deleted
+                            route it may serve keeps its finalizer (default 10m;
+                            seen on the plaintext port only)
   --deprogram-timeout DUR   how long a deleted route waits for the data plane
                             before it says DeprogramStuck (default 2m)
   --client-ca FILE          PEM CA bundle: /validate and /mutate answer only
@@ -110,6 +116,7 @@ export interface ServeOptions {
   /** --xds-client-auth: mutual TLS on the TLS ADS port, or none. */
   xdsClientAuth: "required" | "none";
   xdsAckTimeoutMs: number;
+  xdsForgetUnreachableAfterMs: number;
   debugRoutes: boolean;
   /** --cert-secret: the key pair lives in a Secret instead of files. */
   certs?: ManagedCertOptions;
@@ -148,6 +155,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "xds-client-cert-secret": { type: "string" },
       "debug-routes": { type: "boolean", default: false },
       "xds-ack-timeout": { type: "string", default: "10s" },
+      "xds-forget-unreachable-after": { type: "string", default: "10m" },
       "client-ca": { type: "string" },
       "shutdown-delay": { type: "string", default: "0" },
       "max-connections": { type: "string", default: String(MAX_CONNECTIONS) },
@@ -230,6 +238,10 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     xdsClientAuth,
     debugRoutes: values["debug-routes"] ?? false,
     xdsAckTimeoutMs: parseDuration("--xds-ack-timeout", values["xds-ack-timeout"]),
+    xdsForgetUnreachableAfterMs: parseDuration(
+      "--xds-forget-unreachable-after",
+      values["xds-forget-unreachable-after"],
+    ),
     dataPlaneNamespace: values["dataplane-namespace"],
     dataPlaneConfigMap: values["dataplane-configmap"],
     deprogramTimeoutMs: parseDuration("--deprogram-timeout", values["deprogram-timeout"]),
@@ -314,6 +326,7 @@ export async function buildHandlers(
         xds: {
           ...xdsAt,
           ackTimeoutMs: opts.xdsAckTimeoutMs,
+          forgetUnreachableAfterMs: opts.xdsForgetUnreachableAfterMs,
           ...(tls ? { tls: clientCa !== undefined ? { ...tls, clientCa } : tls } : {}),
           ...(opts.xdsPlaintextListen ? { plaintext: parseListen(opts.xdsPlaintextListen) } : {}),
         },

@@ -46,6 +46,7 @@ export interface ReconcileSetupOptions {
     /** A second, plaintext port on the same server, for gRPC's own xDS clients. */
     readonly plaintext?: { readonly host: string; readonly port: number };
     readonly ackTimeoutMs?: number;
+    readonly forgetUnreachableAfterMs?: number;
   };
   /** GET /debug/xds, /debug/dataplane*: off unless asked for (serve --debug-routes). */
   debugRoutes?: boolean;
@@ -122,6 +123,9 @@ export async function reconcileHandlers(
       ...(identity ? { acks: { client: kube, identity } } : {}),
       ...(where.tls ? { tls: where.tls } : {}),
       ...(where.ackTimeoutMs !== undefined ? { ackTimeoutMs: where.ackTimeoutMs } : {}),
+      ...(where.forgetUnreachableAfterMs !== undefined
+        ? { forgetUnreachableAfterMs: where.forgetUnreachableAfterMs }
+        : {}),
     });
     const port = await xds.listen(where.host, where.port);
     logger.info(

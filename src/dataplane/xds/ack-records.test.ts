@@ -62,6 +62,25 @@ describe("combineRecords", () => {
     { maxLength: 4 },
   );
 
+  it("an unreachable client counts, as pending and named, until it is connected again on any replica", () => {
+    const since = Date.parse("2026-12-02T10:00:00Z");
+    const silent = rec("pod-a", { id: "proxy", acked: "v1", unreachableSince: since });
+    expect(combineRecords([silent], V)).toEqual({
+      kind: "pending",
+      waiting: ["proxy"],
+      unreachable: [{ id: "proxy", since }],
+    });
+    // It reconnected to the other replica and ACKed there: the connected one alone speaks.
+    const back = rec("pod-b", { id: "proxy", acked: V });
+    expect(combineRecords([silent, back], V)).toEqual({ kind: "synced", clients: 1 });
+    expect(combineRecords([back, silent], V)).toEqual({ kind: "synced", clients: 1 });
+    // A record keeps when it went silent through its annotation.
+    expect(decodeRecord("pod-a", encodeRecord(silent))).toEqual(silent);
+    expect(() =>
+      decodeRecord("pod-a", JSON.stringify({ clients: [{ id: "x", unreachableSince: "soon" }] })),
+    ).toThrow(/clients\[0\]\.unreachableSince: must be a number/);
+  });
+
   it("property: the order of the records and of their clients never changes the verdict", () => {
     fc.assert(
       fc.property(records, fc.func(fc.integer()), (rs, key) => {

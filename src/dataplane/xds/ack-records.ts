@@ -21,6 +21,8 @@ export interface ClientAck {
   readonly nack?: { readonly version: string; readonly message: string };
   /** The listeners it asked for (stream.ts); absent in a record of an older writer: every route. */
   readonly scope?: Scope;
+  /** When its connection went silent (ms since the epoch); absent: connected. */
+  readonly unreachableSince?: number;
 }
 
 /** One replica's record: the snapshot it serves and where each of its clients stands. */
@@ -46,6 +48,7 @@ export function encodeRecord(r: AckRecord): string {
       ...(c.acked ? { acked: c.acked } : {}),
       ...(c.nack ? { nack: c.nack } : {}),
       ...(c.scope !== undefined ? { scope: c.scope } : {}),
+      ...(c.unreachableSince !== undefined ? { unreachableSince: c.unreachableSince } : {}),
     }));
   // `clients` last: the writer compares what follows it to tell a standing's change from a new version served.
   return JSON.stringify({ ...(r.served ? { served: r.served } : {}), clients });
@@ -80,11 +83,17 @@ export function decodeRecord(replica: string, text: string): AckRecord {
         throw new Error(`${ACK_ANNOTATION}.${at}.scope: must be "*" or an array of strings`);
       scope = c.scope === "*" ? "*" : (c.scope as string[]);
     }
+    if (
+      c.unreachableSince !== undefined &&
+      !(typeof c.unreachableSince === "number" && Number.isFinite(c.unreachableSince))
+    )
+      throw new Error(`${ACK_ANNOTATION}.${at}.unreachableSince: must be a number (ms since the epoch)`);
     return {
       id: c.id,
       ...(acked ? { acked } : {}),
       ...(nack ? { nack } : {}),
       ...(scope !== undefined ? { scope } : {}),
+      ...(c.unreachableSince !== undefined ? { unreachableSince: c.unreachableSince } : {}),
     };
   });
   return { replica, ...(served ? { served } : {}), clients };
@@ -122,17 +131,27 @@ export function combineRecords(records: Iterable<AckRecord>, version: string): A
   return combine(recordClients(records, version).filter((c) => scopeHasRoutes(c.scope)));
 }
 
-/** Every client of every record and where it stands on `version`, in one order whatever the records' order. */
+/**
+ * Every client of every record and where it stands on `version`, in one
+ * order whatever the records' order. An unreachable client connected again,
+ * to any replica, is the connected one alone.
+ */
 export function recordClients(records: Iterable<AckRecord>, version: string): ClientView[] {
+  const all = [...records];
+  const connected = new Set<string>();
+  for (const r of all) for (const c of r.clients) if (c.unreachableSince === undefined) connected.add(c.id);
   const clients: (ClientView & { replica: string })[] = [];
-  for (const r of records)
-    for (const c of r.clients)
+  for (const r of all)
+    for (const c of r.clients) {
+      if (c.unreachableSince !== undefined && connected.has(c.id)) continue;
       clients.push({
         id: c.id,
         replica: r.replica,
         status: clientStandingOn(c, version),
         scope: c.scope ?? "*",
+        ...(c.unreachableSince !== undefined ? { unreachableSince: c.unreachableSince } : {}),
       });
+    }
   clients.sort(
     (a, b) =>
       cmp(a.id, b.id) ||

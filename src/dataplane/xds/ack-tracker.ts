@@ -114,11 +114,28 @@ export type AckVerdict =
   | { readonly kind: "none" }
   /** At least one client refused it; the message names one and quotes it. */
   | { readonly kind: "rejected"; readonly message: string }
-  | { readonly kind: "pending"; readonly waiting: readonly string[] };
+  | {
+      readonly kind: "pending";
+      readonly waiting: readonly string[];
+      /** Of those, the ones whose connection went silent, and since when (ms since the epoch). */
+      readonly unreachable?: readonly { readonly id: string; readonly since: number }[];
+    };
+
+/** Why a pending verdict waits, in a condition's words: the silent client first, else `fallback`. */
+export function pendingWords(verdict: AckVerdict, fallback: string): string {
+  const first = verdict.kind === "pending" ? verdict.unreachable?.[0] : undefined;
+  if (first === undefined) return fallback;
+  const more = (verdict.kind === "pending" ? (verdict.unreachable?.length ?? 1) : 1) - 1;
+  return `xDS client ${first.id} has not answered since ${new Date(first.since).toISOString()} (its connection went silent, with no goodbye): it may still serve what it held, and counts until it is back or forgotten${more > 0 ? ` (and ${more} more unreachable client(s))` : ""}`;
+}
 
 /** What the connected clients add up to, for one snapshot. */
 export function combine(
-  clients: readonly { readonly id: string; readonly status: ClientStatus }[],
+  clients: readonly {
+    readonly id: string;
+    readonly status: ClientStatus;
+    readonly unreachableSince?: number;
+  }[],
 ): AckVerdict {
   if (clients.length === 0) return { kind: "none" };
   // Sorted, so that the same clients refusing give the same message on every retry.
@@ -133,7 +150,16 @@ export function combine(
       message: `xDS client ${first.id} rejected it: ${first.status.message}${more}`,
     };
   }
-  const waiting = clients.filter((c) => c.status.kind === "pending").map((c) => c.id);
-  if (waiting.length > 0) return { kind: "pending", waiting };
+  const pending = clients.filter((c) => c.status.kind === "pending");
+  if (pending.length > 0) {
+    const unreachable = pending
+      .flatMap((c) => (c.unreachableSince === undefined ? [] : [{ id: c.id, since: c.unreachableSince }]))
+      .sort((a, b) => a.since - b.since || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return {
+      kind: "pending",
+      waiting: pending.map((c) => c.id),
+      ...(unreachable.length > 0 ? { unreachable } : {}),
+    };
+  }
   return { kind: "synced", clients: clients.length };
 }

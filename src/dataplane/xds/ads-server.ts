@@ -65,7 +65,15 @@ export interface AdsServerOptions {
   readonly log?: Logger;
   /** Connections per peer address and in all, and how long one may go without a stream (connection-gate.ts). */
   readonly connections?: ConnectionLimits;
+  /** How long a client that went silent is still counted as holding what it held (default 10 min). */
+  readonly forgetUnreachableAfterMs?: number;
+  /** HTTP/2 keepalive: a ping every `timeMs`, the connection closed when one goes `timeoutMs` unanswered. */
+  readonly keepalive?: { readonly timeMs: number; readonly timeoutMs: number };
 }
+
+export const DEFAULT_FORGET_UNREACHABLE_AFTER_MS = 10 * 60_000;
+/** Silent clients remembered at most; past it the longest silent is forgotten first. */
+export const MAX_UNREACHABLE = 1_024;
 
 /**
  * Streams one connection may open at once (HTTP/2 SETTINGS_MAX_CONCURRENT_STREAMS).
@@ -90,6 +98,16 @@ export class AdsServer implements StreamHost {
   private refusedLogged = 0;
   private snapshot: XdsSnapshot | undefined;
   private readonly streams = new Set<AdsStream>();
+  /**
+   * Clients whose connection went silent (no FIN: a partition, a frozen or
+   * lost node) with the stream they had: they may still serve what they held,
+   * so they count, as not answering, until one with the same node id is back
+   * or they are forgotten.
+   */
+  private readonly unreachable = new Map<
+    AdsStream,
+    { readonly since: number; readonly timer: NodeJS.Timeout }
+  >();
   private readonly watchers = new Set<() => void>();
   /** Per type, the most names any snapshot served gave a client a reason to ask for. */
   private readonly mostNames = new Map<string, number>();
@@ -115,7 +133,7 @@ export class AdsServer implements StreamHost {
     // The port is ours, gRPC gets the sockets the gate admits (connection-gate.ts).
     const injector = server.createConnectionInjector(credentials);
     const tcp = createTcpServer({ noDelay: true }, (socket) => {
-      const refusal = this.gate.admit(socket);
+      const refusal = this.gate.admit(socket, { seesFin: tls === undefined });
       if (refusal) this.noteRefusal(refusal, socket.remoteAddress);
       else injector.injectConnection(socket);
     });
@@ -155,8 +173,8 @@ export class AdsServer implements StreamHost {
   private create(): grpc.Server {
     const server = new grpc.Server({
       // Dead clients are found and their streams closed, so they stop counting.
-      "grpc.keepalive_time_ms": 30_000,
-      "grpc.keepalive_timeout_ms": 10_000,
+      "grpc.keepalive_time_ms": this.opts.keepalive?.timeMs ?? 30_000,
+      "grpc.keepalive_timeout_ms": this.opts.keepalive?.timeoutMs ?? 10_000,
       "grpc.keepalive_permit_without_calls": 1,
       "grpc.http2.min_ping_interval_without_data_ms": 10_000,
       "grpc.max_receive_message_length": 4 * 1024 * 1024,
@@ -189,7 +207,8 @@ export class AdsServer implements StreamHost {
     const name =
       this.opts.tls?.clientCa !== undefined ? certName(call.getAuthContext().sslPeerCertificate) : undefined;
     let open = true;
-    const close = () => {
+    // `byServer`: the server ended it (too many names, a failed request): the client heard why.
+    const close = (byServer = false) => {
       if (!open) return;
       open = false;
       streamClosed();
@@ -197,6 +216,7 @@ export class AdsServer implements StreamHost {
       this.streams.delete(stream);
       this.opts.log?.info({ client: stream.id, protocol: stream.protocol }, "xDS client disconnected");
       this.changed();
+      if (!byServer) void this.noteEnding(stream);
     };
     call.on("data", (req: Req) => {
       try {
@@ -207,10 +227,11 @@ export class AdsServer implements StreamHost {
           // The client's own doing: it hears why, in gRPC's words for it, and the stream ends.
           this.opts.log?.warn({ client: stream.id, reason: err.message }, "xDS stream ended: too many names");
           call.emit("error", { code: grpc.status.RESOURCE_EXHAUSTED, details: err.message });
-          close();
+          close(true);
           return;
         }
         this.opts.log?.error({ err, client: stream.id }, "xDS request failed");
+        close(true);
         call.destroy(err instanceof Error ? err : new Error(String(err)));
       }
     });
@@ -218,10 +239,43 @@ export class AdsServer implements StreamHost {
       call.end();
       close();
     });
-    call.on("error", close);
-    call.on("close", close);
-    call.on("cancelled", close);
+    call.on("error", () => close());
+    call.on("close", () => close());
+    call.on("cancelled", () => close());
     this.opts.log?.info({ peer: call.getPeer(), protocol: stream.protocol }, "xDS client connected");
+  }
+
+  /** A closed stream whose connection went silent is remembered (a stream that asked for no route is not). */
+  private async noteEnding(stream: AdsStream): Promise<void> {
+    const end = await this.gate.ending(stream.peer);
+    if (end !== "silent" || this.server === undefined || !scopeHasRoutes(stream.scope())) return;
+    if (this.unreachable.size >= MAX_UNREACHABLE) {
+      const [oldest] = this.unreachable.keys();
+      if (oldest) this.forget(oldest);
+    }
+    const ttl = this.opts.forgetUnreachableAfterMs ?? DEFAULT_FORGET_UNREACHABLE_AFTER_MS;
+    const timer = setTimeout(() => {
+      this.opts.log?.warn(
+        { client: stream.id, afterMs: ttl },
+        "xDS client forgotten: unreachable for too long",
+      );
+      this.forget(stream);
+    }, ttl);
+    timer.unref();
+    this.unreachable.set(stream, { since: Date.now(), timer });
+    this.opts.log?.warn(
+      { client: stream.id, peer: stream.peer },
+      "xDS client unreachable: its connection went silent (no FIN); it counts as holding what it held",
+    );
+    this.changed();
+  }
+
+  private forget(stream: AdsStream): void {
+    const entry = this.unreachable.get(stream);
+    if (!entry) return;
+    clearTimeout(entry.timer);
+    this.unreachable.delete(stream);
+    this.changed();
   }
 
   current(): XdsSnapshot | undefined {
@@ -267,14 +321,27 @@ export class AdsServer implements StreamHost {
     return combine(this.statuses().filter((c) => scopeHasRoutes(c.scope)));
   }
 
-  /** Where each connected client stands on the snapshot served now (all pending before the first). */
+  /**
+   * Where each client stands on the snapshot served now (all pending before
+   * the first): the connected ones, and the unreachable ones no connected
+   * stream of the same node id has replaced.
+   */
   statuses(): ClientView[] {
     const snapshot = this.snapshot;
-    return [...this.streams].map((s) => ({
+    const view = (s: AdsStream): ClientView => ({
       id: s.id,
       status: snapshot ? s.status(snapshot) : PENDING,
       scope: s.scope(),
-    }));
+    });
+    const live = [...this.streams].map(view);
+    if (this.unreachable.size === 0) return live;
+    const connected = new Set(live.map((c) => c.id));
+    const silent: ClientView[] = [];
+    for (const [s, { since }] of [...this.unreachable]) {
+      if (connected.has(s.id)) this.forget(s);
+      else silent.push({ ...view(s), unreachableSince: since });
+    }
+    return [...live, ...silent];
   }
 
   /** Called after each ACK, NACK, subscription, connect, disconnect and serve. */
@@ -311,8 +378,12 @@ export class AdsServer implements StreamHost {
   /** Stops at once: every stream ends, and its client reconnects (to this server's successor). */
   stop(): void {
     for (const tcp of this.ports.splice(0)) tcp.close();
-    this.server?.forceShutdown();
+    // forceShutdown closes every stream: none of them is the client's doing (noteEnding sees no server).
+    const server = this.server;
     this.server = undefined;
+    for (const { timer } of this.unreachable.values()) clearTimeout(timer);
+    this.unreachable.clear();
+    server?.forceShutdown();
     this.streams.clear();
     this.changed();
   }

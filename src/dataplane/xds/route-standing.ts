@@ -6,7 +6,7 @@
 // and is waited for by none.
 
 import type { RouteProgramming, RouteStanding } from "../dataplane.js";
-import { combine, type AckVerdict, type ClientStatus } from "./ack-tracker.js";
+import { combine, pendingWords, type AckVerdict, type ClientStatus } from "./ack-tracker.js";
 import { routesOfListeners, type XdsSnapshot } from "./resources.js";
 import type { Scope } from "./stream.js";
 
@@ -14,6 +14,8 @@ export interface ClientView {
   readonly id: string;
   readonly status: ClientStatus;
   readonly scope: Scope;
+  /** When its connection went silent (ms since the epoch): it may still serve what it held. */
+  readonly unreachableSince?: number;
 }
 
 /** Whether a client that scope for `scope` carries any route at all. */
@@ -49,7 +51,7 @@ function programmingOf(verdict: AckVerdict, pendingMessage: string, anyClient: b
     case "rejected":
       return { ok: false, reason: "Rejected", message: verdict.message };
     case "pending":
-      return { ok: false, reason: "Pending", message: pendingMessage };
+      return { ok: false, reason: "Pending", message: pendingWords(verdict, pendingMessage) };
   }
 }
 

@@ -23,7 +23,7 @@ import {
   type RouteStanding,
 } from "../dataplane.js";
 import { judgeRevision, type ReadRevision } from "../read-revision.js";
-import type { AckVerdict } from "./ack-tracker.js";
+import { pendingWords, type AckVerdict } from "./ack-tracker.js";
 import { combineRecords, recordClients, type AckRecord, type ClientAck } from "./ack-records.js";
 import {
   AckRecordReader,
@@ -42,6 +42,10 @@ export interface XdsDataPlaneOptions {
   readonly tls?: AdsTls;
   /** How long program() waits for every client's answer (default 10 s). */
   readonly ackTimeoutMs?: number;
+  /** How long a client whose connection went silent still counts (ads-server.ts; default 10 min). */
+  readonly forgetUnreachableAfterMs?: number;
+  /** The ADS server's HTTP/2 keepalive (tests: faster than the default 30 s / 10 s). */
+  readonly keepalive?: { readonly timeMs: number; readonly timeoutMs: number };
   readonly log?: Logger;
   /** Share ACK state with the other replicas through Leases; absent: this process's clients alone decide. */
   readonly acks?: { readonly client: KubeClient; readonly identity: AckLeaseIdentity };
@@ -71,6 +75,10 @@ export class XdsDataPlane implements DataPlane {
     this.server = new AdsServer({
       ...(opts.tls ? { tls: opts.tls } : {}),
       ...(opts.log ? { log: opts.log } : {}),
+      ...(opts.forgetUnreachableAfterMs !== undefined
+        ? { forgetUnreachableAfterMs: opts.forgetUnreachableAfterMs }
+        : {}),
+      ...(opts.keepalive ? { keepalive: opts.keepalive } : {}),
     });
     this.server.watch(() => this.noticeStanding());
     const acks = opts.acks;
@@ -119,7 +127,7 @@ export class XdsDataPlane implements DataPlane {
     // Where each stream stands on the version served comes from that stream, never from
     // history: a client that ACKed it and then subscribed to more is pending again, and
     // two streams may share a node id.
-    const clients = statuses.map(({ id, status, scope }): ClientAck => {
+    const clients = statuses.map(({ id, status, scope, unreachableSince }): ClientAck => {
       const { acked, nack } = this.standingOf.get(id) ?? {};
       const now =
         status.kind === "acked" && served
@@ -133,7 +141,13 @@ export class XdsDataPlane implements DataPlane {
           : nack !== undefined && nack.version !== served
             ? { nack }
             : {};
-      return { id, ...now, ...refused, scope };
+      return {
+        id,
+        ...now,
+        ...refused,
+        scope,
+        ...(unreachableSince !== undefined ? { unreachableSince } : {}),
+      };
     });
     return { replica: this.opts.acks?.identity.pod ?? "local", ...(served ? { served } : {}), clients };
   }
@@ -269,7 +283,7 @@ export class XdsDataPlane implements DataPlane {
           ok: false,
           version,
           reason: "Pending",
-          message: this.pendingMessage(),
+          message: pendingWords(settled, this.pendingMessage()),
           detail: `snapshot ${version} not ACKed by every connected xDS client within ${timeoutMs / 1000}s`,
         };
     }
@@ -289,8 +303,14 @@ export class XdsDataPlane implements DataPlane {
 /** Where the clients stand, as one string: who is connected, what each takes, and its answer on the version served. */
 function standingKey(clients: readonly ClientView[]): string {
   return clients
-    .map(({ id, status, scope }) =>
-      JSON.stringify([id, status.kind, status.kind === "rejected" ? status.message : "", scope]),
+    .map(({ id, status, scope, unreachableSince }) =>
+      JSON.stringify([
+        id,
+        status.kind,
+        status.kind === "rejected" ? status.message : "",
+        scope,
+        unreachableSince ?? 0,
+      ]),
     )
     .sort()
     .join("\n");
