@@ -30,7 +30,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
-          include: ["src/**/*.test.ts", "test/unit/**/*.test.ts"],
+          include: ["src/**/*.test.ts", "test/unit/**/*.test.ts", "tools/**/*.test.ts"],
           environment: "node",
           // Property and fuzz tests run thousands of cases; a shared 2-core machine needs the slack.
           testTimeout: 60_000,
