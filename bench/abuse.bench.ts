@@ -164,6 +164,7 @@ async function main(): Promise<void> {
     const env = await startDemoEnvironment(
       {
         runId: `abuse${process.pid}`,
+        workloads: false,
         progress,
         serveArgs: ["--dataplane", "xds", "--xds-listen", `127.0.0.1:${adsPort}`],
         serveEnv: { NODE_OPTIONS, MALLOC_ARENA_MAX: "2" },

@@ -375,6 +375,7 @@ async function run(teardown: Teardown): Promise<void> {
   const env = await startDemoEnvironment(
     {
       runId: `writepath${process.pid}`,
+      workloads: false,
       progress,
       chartArgs: [
         ...(STORAGE ? ["--set", `crd.storageVersion=${STORAGE}`] : []),

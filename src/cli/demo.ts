@@ -9,33 +9,42 @@ const help = `Usage: edge-operator demo [--keep] [--out-of-cluster]
 The main job in one command, on this machine. By default on a real
 single-node cluster (root on Linux): starts it (etcd, kube-apiserver,
 controller-manager, scheduler, containerd, kubelet, kube-proxy, built from
-their Go modules on first use, then cached), builds the operator's image
-without Docker (npm run image) and loads it into the cluster, runs
-'helm install' with the chart's in-cluster defaults (certificates made by the
-server pods, webhooks through the Service, server and watcher Deployments;
-one server replica, whose memory data plane the demo reads), and plays the
-lab's lifecycle against the operator in pods:
+their Go modules on first use, then cached), builds the operator's image and
+the demo's workload image without Docker and loads them into the cluster,
+runs 'helm install' with the chart's defaults (the xds data plane, two
+servers, two leader-elected watchers; set: the local images, the plaintext
+ADS port for proxyless gRPC clients, and a 15s deprogram timeout), starts
+gRPC backends behind Services and gRPC's own xDS client (@grpc/grpc-js-xds)
+in a pod, and plays the lab's lifecycle, the data plane's fields read from
+that client (what it holds, where its RPCs went):
 
-  apply (service missing):       Accepted=false(ServiceNotFound) Programmed=false dpPushes=0
-  service created (self-heal):   Accepted=true(Valid) Programmed=true(Synced) dpPushes=1
+  apply (service missing):       Accepted=false(ServiceNotFound) Programmed=false dpPushes=0 rpcs=fail(UNAVAILABLE)
+  service created (self-heal):   Accepted=true(Valid) Programmed=true(Synced) dpPushes=1 dpRoutes=1 rpcs=served(2 backends)
   reconcile x2 (idempotent):     Accepted=true Programmed=true dpPushes=1
-  delete issued (Terminating):   exists=true deletionTimestamp=set finalizer=net.10xdev.io/deprogram dpRoutes=1
-  reconcile (finalizer cleanup): exists=false dpPushes=2 dpRoutes=0
+  delete issued (Terminating):   exists=true deletionTimestamp=set finalizer=net.10xdev.io/deprogram Programmed=false(Pending) dpRoutes=1 rpcs=served(2 backends)
+  link back (finalizer cleanup): exists=false dpPushes=2 dpRoutes=0 rpcs=fail(UNAVAILABLE)
 
-then a v1 and a v2 route side by side, an invalid route refused by the
-apiserver, and the live data-plane version. Results go to stdout, progress to
-stderr. Exits 1 when a step does not hold; everything it started is stopped
-when it ends (the machine is put back as it was).
+The delete is issued with the client's link to the operator cut (a relay in
+the client stops passing bytes: a partition), so the route stays behind its
+finalizer and is still served; with the link back, the client takes a
+version without it, its RPCs stop reaching it, and only then does the object
+go (the demo checks that order). Then the break-glass (a route deleted while
+the link stays cut past the deprogram timeout: DeprogramStuck, released with
+'edge-operator finalizer release'), a v1 and a v2 route side by side, an
+invalid route refused by the apiserver, and what the client holds and each
+server recorded of it. Results go to stdout, progress to stderr. Exits 1
+when a step does not hold; everything it started is stopped when it ends.
 
 With --out-of-cluster, or where this machine cannot host a cluster (not root,
 not Linux), it runs a test control plane (etcd and kube-apiserver only), the
-chart in out-of-cluster mode, and 'edge-operator serve' and 'watch' as child
-processes with the chart's identities.
+chart in out-of-cluster mode, 'edge-operator serve' and 'watch' as child
+processes with the chart's identities, and the same xDS client and backends
+as processes on this machine.
 
 Options:
   --keep            leave it all running and print the KUBECONFIG to use with
                     kubectl; Ctrl-C (SIGINT or SIGTERM) tears it down
-  --out-of-cluster  no cluster: serve and watch as local processes
+  --out-of-cluster  no cluster: serve, watch and the workloads as local processes
   -h, --help        this text
 `;
 
@@ -55,7 +64,7 @@ export function parseDemoArgs(argv: string[]): { keep: boolean; outOfCluster: bo
 
 export const demoCommand: Command = {
   name: "demo",
-  summary: "the lab's lifecycle on a local control plane, with the chart, serve and watch",
+  summary: "the lab's lifecycle on a local cluster, with the chart's defaults and a real xDS client",
   help,
   async run(argv) {
     const opts = parseDemoArgs(argv);

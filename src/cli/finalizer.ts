@@ -126,6 +126,11 @@ export const finalizerCommand: Command = {
         ? `edgeroute ${key}: finalizer ${FINALIZER} released\n`
         : `edgeroute ${key}: has no ${FINALIZER} finalizer; nothing to do\n`,
     );
+    // What it costs, as kubectl says a warning: the data plane was never told.
+    if (out === "released")
+      process.stderr.write(
+        `Warning: a data plane that has not taken a snapshot without ${key} may still send its traffic to the route's backends until it does\n`,
+      );
     return 0;
   },
 };

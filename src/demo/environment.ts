@@ -1,10 +1,15 @@
-// Everything the demo runs on: the test control plane, the chart installed
-// with helm in out-of-cluster mode, and `edge-operator serve` and `watch` as
-// supervised child processes, each with the identity the chart's RBAC grants
-// (a ServiceAccount token), never the admin's.
+// The demo out of a cluster: the test control plane, the chart installed
+// with helm in out-of-cluster mode, and `edge-operator serve` (the xds data
+// plane) and `watch` as supervised child processes, each with the identity
+// the chart's RBAC grants (a ServiceAccount token), never the admin's. The
+// data plane is the same real xDS client as in the cluster, as a process on
+// loopback, and the backends are processes on this machine's own address:
+// the apiserver refuses loopback addresses in an EndpointSlice, and with no
+// controller here the demo writes the EndpointSlices itself.
 
 import { httpsJson } from "../testenv/https-json.js";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { networkInterfaces } from "node:os";
 import path from "node:path";
 import { stringify as toYaml } from "yaml";
 import { CRD_NAME, GROUP } from "../api/types.js";
@@ -13,6 +18,18 @@ import { startControlPlane, type ControlPlane } from "../testenv/control-plane.j
 import { startCli, startServe, type ServeProcess } from "../testenv/operator.js";
 import { freePort, must, waitFor, type Supervised } from "../testenv/process.js";
 import { operatorCalls, type OperatorCalls } from "./operator-calls.js";
+import { startLocalWorkload, type LocalWorkload } from "./local-workload.js";
+import { backendArgs, clientArgs } from "./workloads.js";
+import {
+  BACKEND_PORT,
+  CANARY_SERVICE,
+  CHECKOUT_SERVICE,
+  DEMO_METHOD,
+  DEMO_NAMESPACE,
+  LAB_HOST,
+  LEGACY_HOST,
+  WEB_HOST,
+} from "./manifests.js";
 import { REPO_ROOT } from "../testenv/testbin.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import type { Teardown } from "./teardown.js";
@@ -31,6 +48,49 @@ export interface DemoEnvironment extends OperatorCalls {
   readonly kubectlPath: string;
   /** Why the operator is not running, or undefined while it is. */
   operatorDown(): Promise<string | undefined>;
+  /** The objects that make Service `name` reach its backends (the Service, and out of cluster its EndpointSlices). */
+  service(name: string): object[];
+  /** How many backends answer behind Service `name`. */
+  backendCount(name: string): number;
+  /** The operator's deprogram timeout, as given (15s) and in milliseconds. */
+  readonly deprogramTimeout: string;
+  readonly deprogramTimeoutMs: number;
+}
+
+const DEPROGRAM_TIMEOUT = "15s";
+const BACKENDS: Readonly<Record<string, number>> = { [CHECKOUT_SERVICE]: 2, [CANARY_SERVICE]: 1 };
+
+/** This machine's first non-loopback IPv4 address: what an EndpointSlice may name. */
+function hostAddress(): string {
+  for (const list of Object.values(networkInterfaces()))
+    for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  throw new Error(
+    "out of cluster, the backends need an address an EndpointSlice may name (the apiserver refuses loopback), and this machine has no non-loopback IPv4 address",
+  );
+}
+
+/** A Service without a selector and one EndpointSlice per backend process (each on its own port). */
+function localService(name: string, backends: readonly LocalWorkload[], ip: string): object[] {
+  return [
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name, namespace: DEMO_NAMESPACE },
+      spec: { ports: [{ name: "grpc", port: BACKEND_PORT, protocol: "TCP" }] },
+    },
+    ...backends.map((b, i) => ({
+      apiVersion: "discovery.k8s.io/v1",
+      kind: "EndpointSlice",
+      metadata: {
+        name: `${name}-demo-${i}`,
+        namespace: DEMO_NAMESPACE,
+        labels: { "kubernetes.io/service-name": name },
+      },
+      addressType: "IPv4",
+      ports: [{ name: "grpc", port: b.port, protocol: "TCP" }],
+      endpoints: [{ addresses: [ip], conditions: { ready: true } }],
+    })),
+  ];
 }
 
 /** The out-of-cluster environment: serve and watch as child processes. */
@@ -50,6 +110,11 @@ export interface EnvironmentOptions {
   serveEnv?: Record<string, string>;
   /** Extra flags for `serve` (benches: another data plane); later flags win. */
   serveArgs?: readonly string[];
+  /**
+   * false: no xDS client, no backends, and serve with its own default sink
+   * (benchmarks that drive the operator themselves); default true.
+   */
+  workloads?: boolean;
 }
 
 /** A kubeconfig for a ServiceAccount's bearer token, on the admin's cluster entry. */
@@ -154,17 +219,30 @@ export async function startDemoEnvironment(
   const tokenFile = path.join(dir, "watcher.token");
   writeFileSync(tokenFile, watcherId.token, { mode: 0o600 });
 
-  progress(`starting edge-operator serve on ${url} (memory data plane)`);
+  const adsPort = await freePort();
+  const adsPlaintextPort = await freePort();
+  progress(
+    `starting edge-operator serve on ${url} (xds data plane: ADS on 127.0.0.1:${adsPort} with TLS, 127.0.0.1:${adsPlaintextPort} plaintext; deprogram timeout ${DEPROGRAM_TIMEOUT})`,
+  );
+  const withWorkloads = opts.workloads !== false;
   const serve = await startServe({
     port,
     tls,
-    // The demo reads the memory data plane through the debug routes.
     args: [
       "--kubeconfig",
       server.kubeconfig,
-      "--dataplane",
-      "memory",
-      "--debug-routes",
+      ...(withWorkloads
+        ? [
+            "--dataplane",
+            "xds",
+            "--xds-listen",
+            `127.0.0.1:${adsPort}`,
+            "--xds-plaintext-listen",
+            `127.0.0.1:${adsPlaintextPort}`,
+            "--deprogram-timeout",
+            DEPROGRAM_TIMEOUT,
+          ]
+        : []),
       ...(opts.serveArgs ?? []),
     ],
     ...(opts.serveEnv ? { env: opts.serveEnv } : {}),
@@ -202,21 +280,87 @@ export async function startDemoEnvironment(
   ]);
   teardown.defer("edge-operator watch", () => watcher.stop());
 
+  const workloads: LocalWorkload[] = [];
+  const backends = new Map<string, LocalWorkload[]>();
+  let clientUrl: string | undefined;
+  if (withWorkloads)
+    clientUrl = await startWorkloads(adsPlaintextPort, workloads, backends, progress, teardown);
+  const ip = withWorkloads ? hostAddress() : "";
+
   const call = (method: "GET" | "POST", p: string, body?: unknown) =>
     httpsJson(`${url}${p}`, ca.cert, method, body, watcherId.token);
+  const kubectlPath = path.join(cp.binDir, "kubectl");
   return {
     cp,
     serve,
     watcher,
     kubeconfig: cp.kubeconfig,
-    kubectlPath: path.join(cp.binDir, "kubectl"),
+    kubectlPath,
+    deprogramTimeout: DEPROGRAM_TIMEOUT,
+    deprogramTimeoutMs: 15_000,
+    service(name) {
+      const b = backends.get(name);
+      if (!b) throw new Error(`no backends for a Service ${name}`);
+      return localService(name, b, ip);
+    },
+    backendCount: (name) => BACKENDS[name] ?? 0,
     async operatorDown() {
-      for (const p of [serve.process, watcher]) {
+      for (const p of [serve.process, watcher, ...workloads.map((w) => w.process)]) {
         if (p.child.exitCode !== null || p.child.signalCode !== null)
-          return `edge-operator ${p.name} exited:\n${p.output().slice(-3000)}`;
+          return `${p.name} exited:\n${p.output().slice(-3000)}`;
       }
       return undefined;
     },
-    ...operatorCalls(kubectl, call),
+    ...operatorCalls({
+      kubectl,
+      kubectlPath,
+      kubeconfig: cp.kubeconfig,
+      call,
+      clientUrl: async () => {
+        if (clientUrl === undefined)
+          throw new Error("this environment runs no demo client (workloads: false)");
+        return clientUrl;
+      },
+    }),
   };
+}
+
+/** The backends (on this machine's address) and the xDS client (on loopback); answers the client's status URL. */
+async function startWorkloads(
+  adsPlaintextPort: number,
+  workloads: LocalWorkload[],
+  backends: Map<string, LocalWorkload[]>,
+  progress: (m: string) => void,
+  teardown: Teardown,
+): Promise<string> {
+  const ip = hostAddress();
+  progress(
+    `the data plane: gRPC's own xDS client (@grpc/grpc-js-xds) as a process, calling ${DEMO_METHOD} on xds:///${LAB_HOST}, xds:///${LEGACY_HOST} and xds:///${WEB_HOST} every 200 ms; gRPC backends as processes on ${ip} (Envoy, the documented edge proxy, has no build for this machine: no registry here ships it)`,
+  );
+  for (const [name, n] of Object.entries(BACKENDS)) {
+    const started = await Promise.all(
+      Array.from({ length: n }, (_, i) =>
+        startLocalWorkload(backendArgs({ port: 0, host: ip, name: `${name}-${i}` }), {
+          name: `${name}-${i}`,
+        }),
+      ),
+    );
+    workloads.push(...started);
+    backends.set(name, started);
+  }
+  const client = await startLocalWorkload(
+    clientArgs({
+      ads: `127.0.0.1:${adsPlaintextPort}`,
+      nodeId: "edge-demo-client",
+      targets: [LAB_HOST, LEGACY_HOST, WEB_HOST].map((host) => ({ host, method: DEMO_METHOD })),
+      statusHost: "127.0.0.1",
+      statusPort: 0,
+    }),
+    { name: "xds-client" },
+  );
+  workloads.push(client);
+  for (const w of workloads) teardown.defer(w.process.name, async () => void (await w.stop()));
+  const clientUrl = client.statusUrl;
+  if (clientUrl === undefined) throw new Error("the demo client did not say where its status port is");
+  return clientUrl;
 }

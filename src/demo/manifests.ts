@@ -1,9 +1,20 @@
-// What the demo applies: the lab's route and Service, a v1 and a v2 route
-// that share the cluster, their endpoints, and a route the apiserver must refuse.
+// What the demo applies: the lab's route, a route for the break-glass, a v1
+// and a v2 route that share a backend, and a route the apiserver must refuse.
+// Their Services and backends come from the environment (pods in a cluster,
+// processes on loopback). The route's path prefixes match gRPC method paths
+// (/api/Checkout): the data plane is gRPC's own xDS client.
 
 import type { EdgeRouteV1, EdgeRouteV2 } from "../api/types.js";
 
 export const DEMO_NAMESPACE = "default";
+export const LAB_HOST = "shop.example.com";
+export const LEGACY_HOST = "legacy.example.com";
+export const WEB_HOST = "www.example.com";
+export const CHECKOUT_SERVICE = "checkout";
+export const CANARY_SERVICE = "checkout-canary";
+export const BACKEND_PORT = 8080;
+/** What the client calls on every host: service `api`, method `Checkout`, so its path is under the lab's prefix /api (a path prefix matches whole segments). */
+export const DEMO_METHOD = "/api/Checkout";
 
 /** The lab's route, in the lab's (v1) shape; its Service does not exist yet. */
 export const labRoute: EdgeRouteV1 = {
@@ -13,30 +24,13 @@ export const labRoute: EdgeRouteV1 = {
   spec: { host: "shop.example.com", pathPrefix: "/api", service: "checkout", port: 8080, timeoutSeconds: 15 },
 };
 
-export function service(name: string, port = 8080): object {
-  return {
-    apiVersion: "v1",
-    kind: "Service",
-    metadata: { name, namespace: DEMO_NAMESPACE },
-    spec: { ports: [{ name: "http", port, targetPort: port, protocol: "TCP" }] },
-  };
-}
-
-/** What the endpoints controller would write for a Service (there is no kubelet here). */
-export function endpointSlice(serviceName: string, ips: readonly string[], port = 8080): object {
-  return {
-    apiVersion: "discovery.k8s.io/v1",
-    kind: "EndpointSlice",
-    metadata: {
-      name: `${serviceName}-demo`,
-      namespace: DEMO_NAMESPACE,
-      labels: { "kubernetes.io/service-name": serviceName },
-    },
-    addressType: "IPv4",
-    ports: [{ name: "http", port, protocol: "TCP" }],
-    endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
-  };
-}
+/** The route for the break-glass: deleted while the data plane stays cut off. */
+export const legacyRoute: EdgeRouteV1 = {
+  apiVersion: "net.10xdev.io/v1",
+  kind: "EdgeRoute",
+  metadata: { name: "legacy", namespace: DEMO_NAMESPACE },
+  spec: { host: LEGACY_HOST, pathPrefix: "/", service: CHECKOUT_SERVICE, port: BACKEND_PORT },
+};
 
 /** A plain route written as v1. */
 export const webRoute: EdgeRouteV1 = {
@@ -55,9 +49,7 @@ export const canaryRoute: EdgeRouteV2 = {
     hostnames: ["shop.example.com"],
     rules: [
       {
-        matches: [
-          { path: { type: "PathPrefix", value: "/cart" }, headers: [{ name: "x-canary", value: "1" }] },
-        ],
+        matches: [{ path: { type: "PathPrefix", value: "/api" } }],
         backends: [
           { name: "checkout", port: 8080, weight: 90 },
           { name: "checkout-canary", port: 8080, weight: 10 },
