@@ -1,19 +1,21 @@
 // The demo on the real cluster: the cluster started here (src/testenv/cluster),
-// the operator's image built without Docker and loaded into its containerd,
-// and the chart installed with its in-cluster defaults, so the lifecycle plays
-// against the operator running in pods.
-//
-// One deviation from the defaults: one server replica. The memory data plane
-// lives in the server's process, so the lab's counters (dpPushes, dpRoutes)
-// are one server's; with two, each reconcile lands on either pod.
+// the operator's image and the demo's workload image built without Docker and
+// loaded into its containerd, and the chart installed as `helm install` gives
+// a user: the xds data plane, two servers, two leader-elected watchers. Only
+// what a local cluster needs is set (the local images, never pulled; the
+// plaintext ADS port that proxyless gRPC clients need), and a shorter
+// deprogram timeout, so that the break-glass need not wait two minutes.
+// The data plane is gRPC's own xDS client in a pod, calling the routes' hosts,
+// with gRPC backends behind Services whose EndpointSlices the real controller makes.
 
-import { buildOperatorImage } from "../testenv/image.js";
+import { buildOperatorImage, buildWorkloadImage } from "../testenv/image.js";
 import { CRD_NAME, GROUP } from "../api/types.js";
 import { startCluster, type Cluster } from "../testenv/cluster.js";
 import {
   callPod,
   componentPods,
   helmInstall,
+  imageValues,
   injectedCa,
   release,
   watcherToken,
@@ -24,10 +26,27 @@ import { operatorCalls } from "./operator-calls.js";
 import path from "node:path";
 import type { DemoEnvironment } from "./environment.js";
 import type { Teardown } from "./teardown.js";
+import {
+  BACKEND_PORT,
+  CANARY_SERVICE,
+  CHECKOUT_SERVICE,
+  DEMO_METHOD,
+  DEMO_NAMESPACE,
+  LAB_HOST,
+  LEGACY_HOST,
+  WEB_HOST,
+} from "./manifests.js";
+import { CLIENT_STATUS_PORT, backendDeployment, clientPod } from "./workloads.js";
 
 export interface ClusterDemoEnvironment extends DemoEnvironment {
   readonly cluster: Cluster;
 }
+
+const ADS_PLAINTEXT_PORT = 18001;
+const DEPROGRAM_TIMEOUT = "15s";
+const CLIENT_POD = "edge-demo-client";
+/** Backends behind each Service. */
+const BACKENDS: Readonly<Record<string, number>> = { [CHECKOUT_SERVICE]: 2, [CANARY_SERVICE]: 1 };
 
 export async function startClusterDemoEnvironment(
   progress: (line: string) => void,
@@ -38,29 +57,43 @@ export async function startClusterDemoEnvironment(
   teardown.defer("cluster", () => cluster.stop());
   progress(`node Ready in ${cluster.timings.nodeReady.toFixed(1)} s at ${cluster.server}`);
 
-  progress("building the operator's image (npm run image: the Dockerfile through buildah)");
-  const image = await buildOperatorImage({ progress: (l) => progress(l.replace(/^image: /, "image: ")) });
-  progress(`image ${image.ref} (${image.seconds.toFixed(1)} s); loading it into the cluster's containerd`);
+  progress("building the operator's image and the demo's workload image (buildah, no Docker)");
+  const image = await buildOperatorImage({ progress });
+  const workload = await buildWorkloadImage({ progress });
+  progress(
+    `images ${image.ref} (${image.seconds.toFixed(1)} s), ${workload.ref} (${workload.seconds.toFixed(1)} s); loading them into the cluster's containerd`,
+  );
   await cluster.ctrImport(image.tar);
+  await cluster.ctrImport(workload.tar);
 
   const rel = release();
+  const values = [
+    ...imageValues(image),
+    "--set",
+    "dataPlane.xds.plaintext.enabled=true",
+    "--set",
+    `server.deprogramTimeout=${DEPROGRAM_TIMEOUT}`,
+  ];
   progress(
-    `helm install ${rel.name} charts/edge-operator -n ${rel.namespace} (in cluster, server.replicas=1, the memory sink with its debug routes)`,
+    `helm install ${rel.name} charts/edge-operator -n ${rel.namespace} --create-namespace ${values.join(" ")} --wait`,
+  );
+  progress(
+    "  (the chart's defaults otherwise: the xds data plane, 2 servers, 2 leader-elected watchers, no debug routes)",
   );
   const installStarted = performance.now();
-  // The lab's lines count the memory sink's pushes, read through its debug
-  // routes: a demo's choice, never the chart's default (that is the xds sink).
-  await helmInstall(cluster, rel, image, [
-    "--set",
-    "server.replicas=1",
-    "--set",
-    "dataPlane.sink=memory",
-    "--set",
-    "server.debugRoutes=true",
-  ]);
-  progress(`all Deployments available in ${((performance.now() - installStarted) / 1000).toFixed(1)} s`);
   const kubectl = (args: string[], input?: string) =>
     cluster.kubectl(args, input === undefined ? {} : { input });
+  // The backends start while the chart installs: pods of their own, no Service yet.
+  const objects = Object.entries(BACKENDS).map(([name, n]) =>
+    backendDeployment(name, DEMO_NAMESPACE, n, workload.ref, BACKEND_PORT),
+  );
+  const services = new Map(objects.map(([d, s]) => [String((d.metadata as { name: string }).name), s]));
+  const yaml = (o: object) => JSON.stringify(o);
+  await Promise.all([
+    helmInstall(cluster, rel, image, values.slice(imageValues(image).length)),
+    must("kubectl apply backends", kubectl(["apply", "-f", "-"], objects.map(([d]) => yaml(d)).join("\n"))),
+  ]);
+  progress(`all Deployments available in ${((performance.now() - installStarted) / 1000).toFixed(1)} s`);
 
   await must(
     "kubectl wait crd",
@@ -75,6 +108,43 @@ export async function startClusterDemoEnvironment(
   );
   const token = await watcherToken(cluster, rel);
 
+  progress(
+    `the data plane: gRPC's own xDS client (@grpc/grpc-js-xds) in pod ${CLIENT_POD}, calling ${DEMO_METHOD} on xds:///${LAB_HOST}, xds:///${LEGACY_HOST} and xds:///${WEB_HOST} every 200 ms (Envoy, the documented edge proxy, has no build for this machine: no registry here ships it)`,
+  );
+  await must(
+    "kubectl apply the client",
+    kubectl(
+      ["apply", "-f", "-"],
+      yaml(
+        clientPod(CLIENT_POD, DEMO_NAMESPACE, workload.ref, {
+          ads: `${rel.fullname}-ads.${rel.namespace}.svc:${ADS_PLAINTEXT_PORT}`,
+          nodeId: CLIENT_POD,
+          targets: [LAB_HOST, LEGACY_HOST, WEB_HOST].map((host) => ({ host, method: DEMO_METHOD })),
+        }),
+      ),
+    ),
+  );
+  await must(
+    "the backends and the client Ready",
+    kubectl([
+      "wait",
+      "-n",
+      DEMO_NAMESPACE,
+      "--for=condition=Ready",
+      "pod",
+      "-l",
+      "app.kubernetes.io/part-of=edge-operator-demo",
+      "--timeout=180s",
+    ]),
+  );
+  const clientIp = (
+    await must(
+      "the client's pod IP",
+      kubectl(["get", "pod", CLIENT_POD, "-n", DEMO_NAMESPACE, "-o", "jsonpath={.status.podIP}"]),
+    )
+  ).trim();
+  const clientUrl = `http://${clientIp}:${CLIENT_STATUS_PORT}`;
+
   const serverPod = async (): Promise<PodInfo> => {
     const ready = (await componentPods(cluster, rel, "server")).filter((p) => p.ready && !p.terminating);
     const pod = ready[0];
@@ -83,11 +153,20 @@ export async function startClusterDemoEnvironment(
   };
   const call = async (method: "GET" | "POST", p: string, body?: unknown) =>
     callPod(await serverPod(), ca, rel, token, method, p, body);
+  const kubectlPath = path.join(cluster.binDir, "kubectl");
 
   return {
     cluster,
     kubeconfig: cluster.kubeconfig,
-    kubectlPath: path.join(cluster.binDir, "kubectl"),
+    kubectlPath,
+    deprogramTimeout: DEPROGRAM_TIMEOUT,
+    deprogramTimeoutMs: 15_000,
+    service(name) {
+      const s = services.get(name);
+      if (!s) throw new Error(`no backends for a Service ${name}`);
+      return [s];
+    },
+    backendCount: (name) => BACKENDS[name] ?? 0,
     async operatorDown() {
       for (const component of ["server", "watcher"]) {
         const pods = await componentPods(cluster, rel, component);
@@ -100,6 +179,13 @@ export async function startClusterDemoEnvironment(
       }
       return undefined;
     },
-    ...operatorCalls(kubectl, call),
+    ...operatorCalls({
+      kubectl,
+      kubectlPath,
+      kubeconfig: cluster.kubeconfig,
+      call,
+      clientUrl: async () => clientUrl,
+      acks: { namespace: rel.namespace, prefix: `${rel.fullname}-xds` },
+    }),
   };
 }

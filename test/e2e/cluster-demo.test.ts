@@ -1,7 +1,10 @@
 // `edge-operator demo` on the real cluster, run as a user runs it (the built
 // CLI, as a process, with --keep): it starts the cluster, builds and loads the
-// image, installs the chart in cluster, prints the lab's five lines with the
-// lab's values from the operator in pods, leaves a cluster kubectl can use,
+// images, installs the chart with its defaults (xds, two servers, two
+// watchers), prints the lab's lines from gRPC's own xDS client in a pod (what
+// it holds, where its RPCs went), in the order the finalizer is for; leaves a
+// cluster kubectl can use, on which a server pod deleted under 100 applies
+// fails none and the leader watcher deleted leaves every route converging;
 // and on Ctrl-C tears it all down: no cluster process is left and the next
 // start is free to take the machine.
 
@@ -12,19 +15,12 @@ import { describe, expect, it } from "vitest";
 import { clusterUnsupported } from "../../src/testenv/cluster.js";
 import { LOCK_FILE } from "../../src/testenv/cluster-config.js";
 import { CLI } from "../harness/operator.js";
-import { run, waitFor } from "../harness/process.js";
+import { run, waitFor, type RunResult } from "../harness/process.js";
+import { LAB_LINES, REST_OF_THE_SHOW, nonEmptyLines } from "../harness/demo-lines.js";
 
 const unsupported = clusterUnsupported();
 if (unsupported && !process.env.CI)
   process.stderr.write(`\n!!! SKIPPING THE CLUSTER DEMO TEST: ${unsupported} !!!\n\n`);
-
-const LAB_LINES = [
-  /^apply \(service missing\): {7}Accepted=false\(ServiceNotFound\) Programmed=false dpPushes=0$/,
-  /^service created \(self-heal\): {3}Accepted=true\(Valid\) Programmed=true\(Synced\) dpPushes=1$/,
-  /^reconcile x2 \(idempotent\): {5}Accepted=true Programmed=true dpPushes=1$/,
-  /^delete issued \(Terminating\): {3}exists=true deletionTimestamp=set finalizer=net\.10xdev\.io\/deprogram\b/,
-  /^reconcile \(finalizer cleanup\): exists=false dpPushes=2 dpRoutes=0$/,
-];
 
 /** The cluster's processes: every one runs from the cluster's directories. */
 function clusterProcesses(): string[] {
@@ -33,6 +29,141 @@ function clusterProcesses(): string[] {
     .filter(
       (l) => /\/(kubelet|containerd|kube-apiserver|kube-proxy|etcd) /.test(l) && l.includes("edge-cluster"),
     );
+}
+
+type Kubectl = (args: string[], input?: string) => Promise<RunResult>;
+
+const DRILL_ROUTES = 100;
+const drillRoute = (i: number, timeout: string) =>
+  JSON.stringify({
+    apiVersion: "net.10xdev.io/v2",
+    kind: "EdgeRoute",
+    metadata: { name: `drill-${i}`, namespace: "default" },
+    // On a host the demo's client calls, so Programmed=True needs its ACK.
+    spec: {
+      hostnames: ["shop.example.com"],
+      rules: [
+        {
+          matches: [{ path: { value: `/drill-${i}` } }],
+          backends: [{ name: "checkout", port: 8080 }],
+          timeout,
+        },
+      ],
+    },
+  });
+
+/** `kubectl apply` of the drill's routes, five at a time; answers the failures' stderr. */
+async function applyDrill(
+  kubectl: Kubectl,
+  timeout: string,
+  during?: (done: number) => Promise<void>,
+): Promise<string[]> {
+  const failures: string[] = [];
+  let done = 0;
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: 5 }, async () => {
+      while (next < DRILL_ROUTES) {
+        const i = next++;
+        const r = await kubectl(["apply", "-f", "-"], drillRoute(i, timeout));
+        if (r.code !== 0) failures.push(`drill-${i}: ${r.stderr.trim()}`);
+        done++;
+        if (during) await during(done);
+      }
+    }),
+  );
+  return failures;
+}
+
+/** Every drill route says Accepted and Programmed for its current generation. */
+async function converged(kubectl: Kubectl): Promise<string[]> {
+  const r = await kubectl(["get", "edgeroutes.v2.net.10xdev.io", "-n", "default", "-o", "json"]);
+  const items = (
+    JSON.parse(r.stdout) as {
+      items: {
+        metadata: { name: string; generation?: number };
+        status?: { observedGeneration?: number; conditions?: { type: string; status: string }[] };
+      }[];
+    }
+  ).items;
+  return items
+    .filter((o) => o.metadata.name.startsWith("drill-"))
+    .filter(
+      (o) =>
+        o.status?.observedGeneration !== o.metadata.generation ||
+        !["Accepted", "Programmed"].every((t) =>
+          o.status?.conditions?.some((c) => c.type === t && c.status === "True"),
+        ),
+    )
+    .map((o) => o.metadata.name);
+}
+
+/** The install's two drills: a server pod deleted under 100 applies, then the leader watcher deleted. */
+async function drills(kubectl: Kubectl): Promise<void> {
+  const pods = async (component: string) =>
+    (
+      await kubectl([
+        "get",
+        "pods",
+        "-n",
+        "edge-system",
+        "-l",
+        `app.kubernetes.io/component=${component}`,
+        "-o",
+        "jsonpath={.items[*].metadata.name}",
+      ])
+    ).stdout
+      .trim()
+      .split(/\s+/);
+  // A server pod deleted while 100 applies run: the other one answers the webhooks.
+  const [server] = await pods("server");
+  let deleted = false;
+  const failures = await applyDrill(kubectl, "10s", async (done) => {
+    if (done >= 10 && !deleted) {
+      deleted = true;
+      const d = await kubectl(["delete", "pod", "-n", "edge-system", server ?? "", "--wait=false"]);
+      expect(d.code, d.stderr).toBe(0);
+    }
+  });
+  expect(deleted).toBe(true);
+  expect(failures).toEqual([]);
+  await waitFor(
+    "the drill's routes converged",
+    async () => ((await converged(kubectl)).length === 0 ? true : undefined),
+    180_000,
+    1_000,
+  );
+
+  // The leader watcher deleted: the other takes the Lease, and every route changed since converges.
+  const lease = await kubectl([
+    "get",
+    "lease",
+    "-n",
+    "edge-system",
+    "edge-edge-operator-watcher",
+    "-o",
+    "jsonpath={.spec.holderIdentity}",
+  ]);
+  const leader = lease.stdout.trim();
+  expect(await pods("watcher")).toContain(leader);
+  const d = await kubectl(["delete", "pod", "-n", "edge-system", leader, "--wait=false"]);
+  expect(d.code, d.stderr).toBe(0);
+  expect(await applyDrill(kubectl, "20s")).toEqual([]);
+  await waitFor(
+    "every route converged after the leader watcher went",
+    async () => ((await converged(kubectl)).length === 0 ? true : undefined),
+    180_000,
+    1_000,
+  );
+  const del = await kubectl([
+    "delete",
+    "edgeroutes.v2.net.10xdev.io",
+    "-n",
+    "default",
+    ...Array.from({ length: DRILL_ROUTES }, (_, i) => `drill-${i}`),
+    "--timeout=120s",
+  ]);
+  expect(del.code, del.stderr).toBe(0);
 }
 
 describe.skipIf(unsupported !== undefined && !process.env.CI)(
@@ -69,12 +200,18 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
           1_500_000,
           500,
         );
-        const lines = out.split("\n").filter((l) => l.trim() !== "");
+        const lines = nonEmptyLines(out);
         LAB_LINES.forEach((re, i) => expect(lines[i], out).toMatch(re));
-        expect(out).toMatch(/canary as v2: \{"hostnames":\["shop\.example\.com"\],"rules"/);
-        expect(out).toMatch(/invalid route refused: +The EdgeRoute "broken" is invalid: .*70000/);
-        expect(err).toMatch(/helm install edge charts\/edge-operator -n edge-system \(in cluster/);
-        expect(err).not.toMatch(/NO REAL CLUSTER/);
+        for (const re of REST_OF_THE_SHOW) expect(out).toMatch(re);
+        // Each server pod's ACK record names the client and the version it ACKed.
+        expect(out).toMatch(
+          /server edge-edge-operator-server-\S+: serves [0-9a-f]+; clients edge-demo-client acked [0-9a-f]+/,
+        );
+        // The install a user gets: only the local images, the plaintext ADS port and the deprogram timeout set.
+        expect(err).toMatch(
+          /helm install edge charts\/edge-operator -n edge-system --create-namespace --set-string image\.repository=\S+ --set-string image\.tag=\S+ --set image\.pullPolicy=Never --set dataPlane\.xds\.plaintext\.enabled=true --set server\.deprogramTimeout=15s --wait/,
+        );
+        expect(err).not.toMatch(/NO REAL CLUSTER|memory|debug/);
 
         // The user's kubectl, with the printed KUBECONFIG: the operator runs in pods.
         const kubectl = /^(\S+\/kubectl) get edgeroutes/m.exec(out)?.[1] ?? "";
@@ -89,6 +226,10 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
           "edgeroute.net.10xdev.io/web",
         ]);
         expect(clusterProcesses().length).toBeGreaterThanOrEqual(5);
+        expect(pods.stdout.match(/pod\/edge-edge-operator-server-/g)).toHaveLength(2);
+        expect(pods.stdout.match(/pod\/edge-edge-operator-watcher-/g)).toHaveLength(2);
+
+        await drills((args, input) => run(kubectl, args, { env, ...(input === undefined ? {} : { input }) }));
 
         child.kill("SIGINT");
         expect(await exited, err).toBe(0);

@@ -1,5 +1,7 @@
-// `edge-operator demo`, run as a user runs it (the built CLI, as a process):
-// it prints the lab's five lines with the lab's values and exits 0, `--keep`
+// `edge-operator demo --out-of-cluster`, run as a user runs it (the built CLI,
+// as a process), with gRPC's own xDS client and backends as processes: it
+// prints the lab's lines from what that client holds and where its RPCs went
+// and exits 0, `--keep`
 // leaves a cluster that kubectl can use until Ctrl-C, and either way no
 // process it started is left behind.
 
@@ -9,14 +11,7 @@ import path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
 import { CLI } from "../harness/operator.js";
 import { run, waitFor } from "../harness/process.js";
-
-const LAB_LINES = [
-  /^apply \(service missing\): {7}Accepted=false\(ServiceNotFound\) Programmed=false dpPushes=0$/,
-  /^service created \(self-heal\): {3}Accepted=true\(Valid\) Programmed=true\(Synced\) dpPushes=1$/,
-  /^reconcile x2 \(idempotent\): {5}Accepted=true Programmed=true dpPushes=1$/,
-  /^delete issued \(Terminating\): {3}exists=true deletionTimestamp=set finalizer=net\.10xdev\.io\/deprogram\b/,
-  /^reconcile \(finalizer cleanup\): exists=false dpPushes=2 dpRoutes=0$/,
-];
+import { LAB_LINES, REST_OF_THE_SHOW, nonEmptyLines } from "../harness/demo-lines.js";
 
 interface Demo {
   child: ChildProcess;
@@ -51,13 +46,22 @@ function processesOf(demo: Demo): string[] {
     .filter((l) => l.includes(demo.marker));
 }
 
+/** The demo's workload processes (backends and the xDS client): their command lines name the built workload. */
+function workloadProcesses(): string[] {
+  return execFileSync("ps", ["-eo", "pid=,args="], { encoding: "utf8" })
+    .split("\n")
+    .filter((l) => l.includes("dist/tools/demo-workloads/workload.js") && !l.includes("supervise"));
+}
+
 /** Samples the demo's processes while it runs, so "none left" is not vacuous. */
-function sampleProcesses(demo: Demo): { max(): number; stop(): void } {
+function sampleProcesses(demo: Demo): { max(): number; maxWorkloads(): number; stop(): void } {
   let max = 0;
+  let maxWorkloads = 0;
   const timer = setInterval(() => {
     max = Math.max(max, processesOf(demo).length);
+    maxWorkloads = Math.max(maxWorkloads, workloadProcesses().length);
   }, 500);
-  return { max: () => max, stop: () => clearInterval(timer) };
+  return { max: () => max, maxWorkloads: () => maxWorkloads, stop: () => clearInterval(timer) };
 }
 
 async function nothingLeft(demo: Demo): Promise<void> {
@@ -69,9 +73,10 @@ async function nothingLeft(demo: Demo): Promise<void> {
     200,
   ).catch(() => undefined);
   expect(processesOf(demo)).toEqual([]);
+  expect(workloadProcesses()).toEqual([]);
 }
 
-const lines = (text: string) => text.split("\n").filter((l) => l.trim() !== "");
+const lines = nonEmptyLines;
 
 let running: Demo | undefined;
 afterEach(() => {
@@ -90,16 +95,13 @@ describe("edge-operator demo", () => {
     expect(code, `${demo.stdout()}\n${demo.stderr()}`).toBe(0);
     LAB_LINES.forEach((re, i) => expect(out[i]).toMatch(re));
     // The rest of the show: both versions, the refused route, the data plane.
-    expect(demo.stdout()).toMatch(/\$ kubectl get edgeroutes\.v1\.net\.10xdev\.io\n\s+NAME\s+HOSTS/);
-    expect(demo.stdout()).toMatch(/canary as v1: \{"host":"shop\.example\.com"/);
-    expect(demo.stdout()).toMatch(/canary as v2: \{"hostnames":\["shop\.example\.com"\],"rules"/);
-    expect(demo.stdout()).toMatch(
-      /invalid route refused: +The EdgeRoute "broken" is invalid: spec\.rules\[0\]\.backends\[0\]\.port: Invalid value: 70000/,
-    );
-    expect(demo.stdout()).toMatch(/data plane \(memory sink\): +version=[0-9a-f]+ pushes=\d+/);
+    for (const re of REST_OF_THE_SHOW) expect(demo.stdout()).toMatch(re);
     expect(demo.stderr()).toMatch(/helm install edge/);
+    expect(demo.stderr()).toMatch(/the data plane: gRPC's own xDS client \(@grpc\/grpc-js-xds\)/);
+    expect(demo.stderr()).not.toMatch(/debug\/dataplane/);
     // etcd, kube-apiserver, serve and watch, each under its supervisor.
     expect(sampler.max()).toBeGreaterThanOrEqual(8);
+    expect(sampler.maxWorkloads()).toBeGreaterThanOrEqual(4);
     await nothingLeft(demo);
   });
 
