@@ -20,7 +20,7 @@ RUN printf '{"extends":"./tsconfig.json","include":["src/**/*.ts"],"exclude":["s
 FROM ${NODE_IMAGE} AS deps
 WORKDIR /src
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force --loglevel=error
 
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \

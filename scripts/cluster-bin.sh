@@ -31,8 +31,9 @@ command -v nft >/dev/null 2>&1 || missing+=(nftables)
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+  # The lock timeout lets it wait for image.sh's apt, which the demo runs beside it.
+  apt-get update -qq -o DPkg::Lock::Timeout=300 >&2
+  apt-get install -y -qq -o DPkg::Lock::Timeout=300 --no-install-recommends "${missing[@]}" >&2
 fi
 
 modver() { (cd "$hack/$1" && go list -m -f '{{.Version}}' "$2"); }

@@ -33,8 +33,13 @@ command -v go >/dev/null 2>&1 || die "Go is not installed: the image writer (hac
 if ! command -v buildah >/dev/null 2>&1; then
   [ "$(id -u)" = 0 ] || die "buildah is not installed and installing it needs root: apt-get install buildah"
   step "installing buildah (Debian package)"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildah >&2 ||
-    { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends buildah >&2; }
+  # Quiet unless it fails; the lock timeout lets it wait for cluster-bin.sh's apt, which the demo runs beside it.
+  apt_log=$(mktemp)
+  apt_get() { DEBIAN_FRONTEND=noninteractive apt-get -qq -o DPkg::Lock::Timeout=300 "$@" >>"$apt_log" 2>&1; }
+  apt_get install -y --no-install-recommends buildah ||
+    { apt_get update && apt_get install -y --no-install-recommends buildah; } ||
+    { tail -n 30 "$apt_log" >&2; die "apt-get install buildah failed (its last lines above)"; }
+  rm -f "$apt_log"
 fi
 [ "$(id -u)" = 0 ] || die "buildah's RUN steps need root here (no user namespaces set up for rootless builds)"
 mkdir -p "$cache"

@@ -52,14 +52,19 @@ export async function startClusterDemoEnvironment(
   progress: (line: string) => void,
   teardown: Teardown,
 ): Promise<ClusterDemoEnvironment> {
+  // The images build while the cluster starts: buildah waits mostly on the npm
+  // registry and the disk, the cluster's first run on Go compiling.
+  progress("building the operator's image and the demo's workload image (buildah, no Docker)");
+  const images = (async () => {
+    const image = await buildOperatorImage({ progress });
+    return { image, workload: await buildWorkloadImage({ progress }) };
+  })();
+  images.catch(() => undefined); // awaited below; a cluster that fails first must not leave it unhandled
   progress("starting the real cluster (the first run builds its binaries from Go modules)");
   const cluster = await startCluster({ progress: (l) => progress(`cluster: ${l}`) });
   teardown.defer("cluster", () => cluster.stop());
   progress(`node Ready in ${cluster.timings.nodeReady.toFixed(1)} s at ${cluster.server}`);
-
-  progress("building the operator's image and the demo's workload image (buildah, no Docker)");
-  const image = await buildOperatorImage({ progress });
-  const workload = await buildWorkloadImage({ progress });
+  const { image, workload } = await images;
   progress(
     `images ${image.ref} (${image.seconds.toFixed(1)} s), ${workload.ref} (${workload.seconds.toFixed(1)} s); loading them into the cluster's containerd`,
   );
