@@ -189,18 +189,25 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
         child.on("exit", (code, sig) => resolve(code ?? (sig ? 128 : 1))),
       );
       try {
-        const kubeconfig = await waitFor(
-          "the demo to print its KUBECONFIG",
-          async () => {
-            // Ended by a signal too (exitCode stays null then), or never started: fail now, not after the bound.
-            if (spawnError) throw new Error(`demo did not start: ${spawnError.message}`);
-            if (child.exitCode !== null || child.signalCode !== null)
-              throw new Error(`demo exited early (${child.exitCode ?? child.signalCode}):\n${out}\n${err}`);
-            return /^export KUBECONFIG=(\S+)$/m.exec(out)?.[1];
-          },
-          1_500_000,
-          500,
-        );
+        // A demo that fails exits before its KUBECONFIG line: fail then, not after the bound
+        // (waitFor retries what throws, so the exit is raced, not thrown from inside it).
+        const early = exited.then((code) => {
+          throw new Error(`demo exited early (${code}):\n${out}\n${err}`);
+        });
+        early.catch(() => undefined);
+        const kubeconfig = await Promise.race([
+          early,
+          waitFor(
+            "the demo to print its KUBECONFIG",
+            async () => {
+              if (spawnError) throw new Error(`demo did not start: ${spawnError.message}`);
+              if (child.exitCode !== null || child.signalCode !== null) return ""; // `early` has the words
+              return /^export KUBECONFIG=(\S+)$/m.exec(out)?.[1];
+            },
+            1_500_000,
+            500,
+          ),
+        ]);
         const lines = nonEmptyLines(out);
         LAB_LINES.forEach((re, i) => expect(lines[i], out).toMatch(re));
         for (const re of REST_OF_THE_SHOW) expect(out).toMatch(re);
