@@ -9,7 +9,14 @@
 import { API_VERSION_V1, FINALIZER, GROUP, V2_SPEC_ANNOTATION, type EdgeRouteV2 } from "../api/types.js";
 import { SNAPSHOT_KEY, objectKey } from "../reconcile/protocol.js";
 import type { DemoEnvironment } from "./environment.js";
-import { CallWatcher, backendsReached, lastServedAt, pushesOf, rpcsField } from "./data-plane-view.js";
+import {
+  CallWatcher,
+  backendsReached,
+  lastServedAt,
+  pushesOf,
+  rpcsField,
+  type SeenCall,
+} from "./data-plane-view.js";
 import {
   conditionValue,
   deletionFields,
@@ -490,15 +497,18 @@ export async function playVersionsAndDataPlane(env: DemoEnvironment, out: Output
     `  holds: lds=${v.lds ?? "none"} rds=${v.rds ?? "none"} cds=${v.cds ?? "none"} eds=${v.eds ?? "none"}`,
   );
   out.line(`  routes: ${state.held.routes.join(" ")}`);
-  const since = Date.now() - 2_000;
-  const reached = [
-    ...backendsReached(
-      (await collectCalls(env, 1_500)).filter((c) => c.call.at >= since),
-      LAB_HOST,
-      since,
-    ),
-  ].sort();
-  out.line(`  ${LAB_HOST} RPCs answered by: ${reached.join(" ") || "none"}`);
+  // The canary takes 10 %: watched until every backend of the split answered (a
+  // few seconds at 5 RPCs a second), bounded, so the line shows the split, not luck.
+  const everyBackend = env.backendCount(CHECKOUT_SERVICE) + env.backendCount(CANARY_SERVICE);
+  const since = Date.now();
+  const calls = await collectCalls(
+    env,
+    30_000,
+    (seen) => backendsReached(seen, LAB_HOST, since).size >= everyBackend,
+  );
+  const onHost = calls.filter((c) => c.host === LAB_HOST && c.call.at >= since && c.call.ok);
+  const reached = [...backendsReached(onHost, LAB_HOST, since)].sort();
+  out.line(`  ${LAB_HOST} RPCs answered by: ${reached.join(" ") || "none"} (${onHost.length} RPCs)`);
   for (const r of await env.ackRecords())
     out.line(
       `  server ${r.replica}: serves ${r.served ?? "nothing"}; clients ${r.clients.map((c) => `${c.id}${c.acked ? ` acked ${c.acked}` : " (none acked)"}`).join(", ") || "none"}`,
@@ -518,10 +528,16 @@ async function waitForHeld(env: DemoEnvironment, routes: readonly string[]) {
 }
 
 /** The client's calls over `ms`. */
-async function collectCalls(env: DemoEnvironment, ms: number) {
+/** The client's calls seen over `ms`, or until `enough` says so. */
+async function collectCalls(
+  env: DemoEnvironment,
+  ms: number,
+  enough: (calls: readonly SeenCall[]) => boolean = () => false,
+): Promise<readonly SeenCall[]> {
   const w = new CallWatcher(() => env.clientState());
   w.start();
-  await sleep(ms);
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && !enough(w.calls)) await sleep(200);
   w.stop();
   return w.calls;
 }

@@ -89,6 +89,9 @@ function addressOf(peer: string): string {
   return colon < 0 ? peer : peer.slice(0, colon);
 }
 
+/** gRPC's HTTP/2 keepalive on the ADS port: a ping every 30 s, 10 s for its answer. */
+const DEFAULT_KEEPALIVE = { timeMs: 30_000, timeoutMs: 10_000 } as const;
+
 export class AdsServer implements StreamHost {
   private server: grpc.Server | undefined;
   private readonly ports: TcpServer[] = [];
@@ -116,7 +119,7 @@ export class AdsServer implements StreamHost {
   private readonly budget = new WriteBudget();
 
   constructor(private readonly opts: AdsServerOptions = {}) {
-    this.gate = new ConnectionGate(opts.connections);
+    this.gate = new ConnectionGate(opts.connections, { silentAfterMs: this.keepalive().timeoutMs });
   }
 
   /**
@@ -173,8 +176,8 @@ export class AdsServer implements StreamHost {
   private create(): grpc.Server {
     const server = new grpc.Server({
       // Dead clients are found and their streams closed, so they stop counting.
-      "grpc.keepalive_time_ms": this.opts.keepalive?.timeMs ?? 30_000,
-      "grpc.keepalive_timeout_ms": this.opts.keepalive?.timeoutMs ?? 10_000,
+      "grpc.keepalive_time_ms": this.keepalive().timeMs,
+      "grpc.keepalive_timeout_ms": this.keepalive().timeoutMs,
       "grpc.keepalive_permit_without_calls": 1,
       "grpc.http2.min_ping_interval_without_data_ms": 10_000,
       "grpc.max_receive_message_length": 4 * 1024 * 1024,
@@ -243,6 +246,10 @@ export class AdsServer implements StreamHost {
     call.on("close", () => close());
     call.on("cancelled", () => close());
     this.opts.log?.info({ peer: call.getPeer(), protocol: stream.protocol }, "xDS client connected");
+  }
+
+  private keepalive(): { readonly timeMs: number; readonly timeoutMs: number } {
+    return this.opts.keepalive ?? DEFAULT_KEEPALIVE;
   }
 
   /** A closed stream whose connection went silent is remembered (a stream that asked for no route is not). */

@@ -13,10 +13,13 @@
 // A socket turned away is closed at once, before any TLS work. Dead clients
 // with a stream open are found by the server's keepalive pings (ads-server.ts).
 // How a connection ended tells a client that left from one that went silent:
-// a peer that exits or closes sends a FIN; a partitioned or frozen one sends
-// nothing, and it is the server's keepalive that closes the socket. Only a
-// plaintext socket shows its FIN here: on a TLS one the TLS layer takes over
-// the socket's reads, and its own end event is not ours to see.
+// a peer that exits or closes sends a FIN, or, leaving gracefully, a GOAWAY
+// after which the server closes first; a partitioned or frozen one sends
+// nothing, and it is the server's keepalive that closes the socket after
+// `silentAfterMs` without an answer. So a socket that closes with no FIN is
+// silent only if its peer sent no byte for half that long before (bytesRead,
+// sampled: it counts the bytes HTTP/2 reads natively too). Only a plaintext
+// socket is judged: on a TLS one the TLS layer takes over the socket's reads.
 
 import type { Socket } from "node:net";
 
@@ -48,6 +51,11 @@ interface Held {
   readonly seesFin: boolean;
   fin: boolean;
   closed: boolean;
+  /** The peer's bytes as last sampled, and when that count last changed. */
+  bytes: number;
+  bytesAt: number;
+  /** How it ended, decided at its close. */
+  end: ConnectionEnd;
   readonly onClose: (() => void)[];
 }
 
@@ -64,7 +72,16 @@ export class ConnectionGate {
   private readonly connections = new Map<string, Held>();
   private readonly recentlyEnded = new Map<string, ConnectionEnd>();
 
-  constructor(readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS) {}
+  private sampler: ReturnType<typeof setInterval> | undefined;
+  private readonly silentAfterMs: number;
+
+  constructor(
+    readonly limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+    /** The server's keepalive timeout: how long a silent peer goes unanswered before its close. */
+    opts: { readonly silentAfterMs?: number } = {},
+  ) {
+    this.silentAfterMs = opts.silentAfterMs ?? 10_000;
+  }
 
   /** Takes the socket in (counted until it closes), or says why not and closes it. */
   admit(socket: Socket, opts: { readonly seesFin?: boolean } = {}): Refusal | undefined {
@@ -88,6 +105,9 @@ export class ConnectionGate {
       seesFin: opts.seesFin === true,
       fin: false,
       closed: false,
+      bytes: socket.bytesRead,
+      bytesAt: Date.now(),
+      end: "open",
       onClose: [],
     };
     this.byAddress.set(address, held + 1);
@@ -100,14 +120,15 @@ export class ConnectionGate {
         if (err.code === "ECONNRESET" || err.code === "EPIPE") entry.fin = true;
       });
     }
+    if (entry.seesFin) this.sampleBytes();
     socket.once("close", () => {
       entry.closed = true;
+      entry.end = this.judge(entry);
       for (const f of entry.onClose.splice(0)) f();
       clearTimeout(entry.idle);
       this.connections.delete(key);
       // A stream's close may come after its socket's: its verdict stays a moment.
-      const end: ConnectionEnd = !entry.seesFin ? "unknown" : entry.fin ? "fin" : "silent";
-      this.recentlyEnded.set(key, end);
+      this.recentlyEnded.set(key, entry.end);
       setTimeout(() => this.recentlyEnded.delete(key), CLOSE_WAIT_MS).unref();
       const left = (this.byAddress.get(address) ?? 1) - 1;
       if (left <= 0) this.byAddress.delete(address);
@@ -140,7 +161,7 @@ export class ConnectionGate {
   ending(peer: string): Promise<ConnectionEnd> {
     const entry = this.connections.get(peer);
     if (entry === undefined) return Promise.resolve(this.recentlyEnded.get(peer) ?? "unknown");
-    const verdict = (): ConnectionEnd => (!entry.seesFin ? "unknown" : entry.fin ? "fin" : "silent");
+    const verdict = (): ConnectionEnd => entry.end;
     if (entry.closed) return Promise.resolve(verdict());
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve("open"), CLOSE_WAIT_MS);
@@ -155,6 +176,37 @@ export class ConnectionGate {
   /** Connections held now: all of them, or those of one remote address. */
   held(address?: string): number {
     return address === undefined ? this.connections.size : (this.byAddress.get(address) ?? 0);
+  }
+
+  /** At its close: the peer's FIN or reset, its last bytes recent (a GOAWAY, then our close), or silence. */
+  private judge(entry: Held): ConnectionEnd {
+    if (!entry.seesFin) return "unknown";
+    if (entry.fin || entry.socket.bytesRead !== entry.bytes) return "fin";
+    return Date.now() - entry.bytesAt < this.silentAfterMs / 2 ? "fin" : "silent";
+  }
+
+  /** One timer for every plaintext connection, running while there are any. */
+  private sampleBytes(): void {
+    if (this.sampler !== undefined) return;
+    const everyMs = Math.min(1_000, Math.max(50, Math.floor(this.silentAfterMs / 3)));
+    this.sampler = setInterval(() => {
+      const now = Date.now();
+      let any = false;
+      for (const e of this.connections.values()) {
+        if (!e.seesFin) continue;
+        any = true;
+        const read = e.socket.bytesRead;
+        if (read !== e.bytes) {
+          e.bytes = read;
+          e.bytesAt = now;
+        }
+      }
+      if (!any) {
+        clearInterval(this.sampler);
+        this.sampler = undefined;
+      }
+    }, everyMs);
+    this.sampler.unref();
   }
 
   private idleFrom(entry: Held): void {
