@@ -9,10 +9,12 @@
 // stops reaching it before the object is gone, and then it goes.
 // Every loop is bounded in count and time.
 
+import { spawn } from "node:child_process";
+import path from "node:path";
 import type * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
-import type { EdgeRouteV2, RouteRule } from "../../src/api/types.js";
+import { FINALIZER, type EdgeRouteV2, type RouteRule } from "../../src/api/types.js";
 import { clusterUnsupported, startCluster, type Cluster } from "../../src/testenv/cluster.js";
 import { buildOperatorImage, type OperatorImage } from "../../src/testenv/image.js";
 import { componentPods, helmInstall, release } from "../../src/testenv/operator-in-cluster.js";
@@ -45,6 +47,26 @@ async function readRoute(name: string): Promise<EdgeRouteV2 | undefined> {
     throw new Error(`kubectl get edgeroute ${name}: ${r.stderr}`);
   }
   return JSON.parse(r.stdout) as EdgeRouteV2;
+}
+
+/** The JSON objects of a stream that holds one after another (kubectl's watch output). */
+function jsonObjects(text: string): unknown[] {
+  const out: unknown[] = [];
+  let depth = 0;
+  let start = 0;
+  let inString = false;
+  let escaped = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (inString) {
+      if (escaped) escaped = false;
+      else if (ch === "\\") escaped = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (ch === "{" && depth++ === 0) start = i;
+    else if (ch === "}" && --depth === 0) out.push(JSON.parse(text.slice(start, i + 1)));
+  }
+  return out;
 }
 
 /** The servers' xDS ACK records (one Lease per server pod): its owner Pod, the version served, the versions its clients ACKed. */
@@ -393,6 +415,30 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
 
     it("the route deleted: the client stops reaching it before the object is gone, and then it goes", async () => {
       expect((await calls(10, { method: ECHO_METHOD })).some((x) => !x.startsWith("error"))).toBe(true);
+      // The object's every change, from the apiserver's watch: a read can miss a
+      // Terminating that lasts less than a kubectl call, the watch cannot.
+      const watch = spawn(
+        path.join(cluster.binDir, "kubectl"),
+        [
+          "get",
+          "edgeroutes.v2.net.10xdev.io",
+          "echo",
+          "-n",
+          NS,
+          "--watch",
+          "--output-watch-events",
+          "-o",
+          "json",
+        ],
+        { env: { ...process.env, KUBECONFIG: cluster.kubeconfig }, stdio: ["ignore", "pipe", "ignore"] },
+      );
+      let events = "";
+      watch.stdout.setEncoding("utf8").on("data", (d: string) => (events += d));
+      await waitFor(
+        "the watch's first event",
+        async () => (events.includes('"ADDED"') ? true : undefined),
+        30_000,
+      );
       const deleted = performance.now();
       await must(
         "kubectl delete",
@@ -402,7 +448,6 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
       // ended before the first read that found the object gone.
       let lastOk = -1;
       let goneAt = -1;
-      let terminatingSeen = false;
       const deadline = Date.now() + 60_000;
       const caller = (async () => {
         while (goneAt < 0 && Date.now() < deadline) {
@@ -412,12 +457,25 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
         }
       })();
       while (goneAt < 0 && Date.now() < deadline) {
-        const r = await readRoute("echo");
-        if (r === undefined) goneAt = performance.now();
-        else if (r.metadata.deletionTimestamp) terminatingSeen = true;
+        if ((await readRoute("echo")) === undefined) goneAt = performance.now();
         await new Promise((res) => setTimeout(res, 20));
       }
       await caller;
+      await waitFor(
+        "the watch's DELETED",
+        async () => (events.includes('"DELETED"') ? true : undefined),
+        30_000,
+      );
+      watch.kill("SIGTERM");
+      const seen = jsonObjects(events) as { type: string; object: EdgeRouteV2 }[];
+      // Held by its finalizer: a change that set deletionTimestamp and kept the finalizer, before DELETED.
+      const terminatingSeen = seen.some(
+        (e) =>
+          e.type === "MODIFIED" &&
+          e.object.metadata.deletionTimestamp !== undefined &&
+          (e.object.metadata.finalizers ?? []).includes(FINALIZER),
+      );
+      expect(seen.at(-1)?.type).toBe("DELETED");
       expect(goneAt, "the route was not gone within 60 s").toBeGreaterThan(0);
       process.stderr.write(
         `route deleted → last RPC reaching it ${lastOk < 0 ? "before the delete" : `${((lastOk - deleted) / 1000).toFixed(2)} s`}, object gone ${((goneAt - deleted) / 1000).toFixed(2)} s\n`,
