@@ -1,8 +1,9 @@
 // The main job's wall time, as a user meets it: `npm ci && npm run demo` on a
 // fresh clone with every cache empty (COLD runs: a clone of HEAD with a HOME of
 // its own, so npm's cache, the Go module and build caches, the cluster's
-// binaries and the image store all start empty; Debian packages the scripts
-// install stay installed), then `npm run demo` with its caches present
+// binaries and the image store all start empty; the Debian packages the scripts
+// install stay, so remove buildah, runc, containernetworking-plugins and
+// nftables first for a machine's first run), then `npm run demo` with its caches present
 // (CACHED runs, in this checkout). The floor, measured in the same run: the
 // cluster alone started and stopped (the demo cannot be quicker than its node).
 // Run: npm run bench:demo   (COLD=1 CACHED=3 by default; root on Linux, nothing else busy)

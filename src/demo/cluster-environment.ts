@@ -28,13 +28,11 @@ import type { DemoEnvironment } from "./environment.js";
 import type { Teardown } from "./teardown.js";
 import {
   BACKEND_PORT,
-  CANARY_SERVICE,
-  CHECKOUT_SERVICE,
+  BACKENDS,
+  CLIENT_HOSTS,
+  dataPlaneLine,
   DEMO_METHOD,
   DEMO_NAMESPACE,
-  LAB_HOST,
-  LEGACY_HOST,
-  WEB_HOST,
 } from "./manifests.js";
 import { CLIENT_STATUS_PORT, backendDeployment, clientPod } from "./workloads.js";
 
@@ -45,8 +43,6 @@ export interface ClusterDemoEnvironment extends DemoEnvironment {
 const ADS_PLAINTEXT_PORT = 18001;
 const DEPROGRAM_TIMEOUT = "15s";
 const CLIENT_POD = "edge-demo-client";
-/** Backends behind each Service. */
-const BACKENDS: Readonly<Record<string, number>> = { [CHECKOUT_SERVICE]: 2, [CANARY_SERVICE]: 1 };
 
 export async function startClusterDemoEnvironment(
   progress: (line: string) => void,
@@ -113,9 +109,7 @@ export async function startClusterDemoEnvironment(
   );
   const token = await watcherToken(cluster, rel);
 
-  progress(
-    `the data plane: gRPC's own xDS client (@grpc/grpc-js-xds) in pod ${CLIENT_POD}, calling ${DEMO_METHOD} on xds:///${LAB_HOST}, xds:///${LEGACY_HOST} and xds:///${WEB_HOST} every 200 ms (Envoy, the documented edge proxy, has no build for this machine: no registry here ships it)`,
-  );
+  progress(dataPlaneLine(`in pod ${CLIENT_POD}`));
   await must(
     "kubectl apply the client",
     kubectl(
@@ -124,7 +118,7 @@ export async function startClusterDemoEnvironment(
         clientPod(CLIENT_POD, DEMO_NAMESPACE, workload.ref, {
           ads: `${rel.fullname}-ads.${rel.namespace}.svc:${ADS_PLAINTEXT_PORT}`,
           nodeId: CLIENT_POD,
-          targets: [LAB_HOST, LEGACY_HOST, WEB_HOST].map((host) => ({ host, method: DEMO_METHOD })),
+          targets: CLIENT_HOSTS.map((host) => ({ host, method: DEMO_METHOD })),
         }),
       ),
     ),

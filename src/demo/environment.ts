@@ -22,13 +22,11 @@ import { startLocalWorkload, type LocalWorkload } from "./local-workload.js";
 import { backendArgs, clientArgs } from "./workloads.js";
 import {
   BACKEND_PORT,
-  CANARY_SERVICE,
-  CHECKOUT_SERVICE,
+  BACKENDS,
+  CLIENT_HOSTS,
+  dataPlaneLine,
   DEMO_METHOD,
   DEMO_NAMESPACE,
-  LAB_HOST,
-  LEGACY_HOST,
-  WEB_HOST,
 } from "./manifests.js";
 import { REPO_ROOT } from "../testenv/testbin.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
@@ -58,7 +56,6 @@ export interface DemoEnvironment extends OperatorCalls {
 }
 
 const DEPROGRAM_TIMEOUT = "15s";
-const BACKENDS: Readonly<Record<string, number>> = { [CHECKOUT_SERVICE]: 2, [CANARY_SERVICE]: 1 };
 
 /** This machine's first non-loopback IPv4 address: what an EndpointSlice may name. */
 function hostAddress(): string {
@@ -334,9 +331,7 @@ async function startWorkloads(
   teardown: Teardown,
 ): Promise<string> {
   const ip = hostAddress();
-  progress(
-    `the data plane: gRPC's own xDS client (@grpc/grpc-js-xds) as a process, calling ${DEMO_METHOD} on xds:///${LAB_HOST}, xds:///${LEGACY_HOST} and xds:///${WEB_HOST} every 200 ms; gRPC backends as processes on ${ip} (Envoy, the documented edge proxy, has no build for this machine: no registry here ships it)`,
-  );
+  progress(dataPlaneLine(`as a process (gRPC backends as processes on ${ip})`));
   for (const [name, n] of Object.entries(BACKENDS)) {
     const started = await Promise.all(
       Array.from({ length: n }, (_, i) =>
@@ -352,7 +347,7 @@ async function startWorkloads(
     clientArgs({
       ads: `127.0.0.1:${adsPlaintextPort}`,
       nodeId: "edge-demo-client",
-      targets: [LAB_HOST, LEGACY_HOST, WEB_HOST].map((host) => ({ host, method: DEMO_METHOD })),
+      targets: CLIENT_HOSTS.map((host) => ({ host, method: DEMO_METHOD })),
       statusHost: "127.0.0.1",
       statusPort: 0,
     }),

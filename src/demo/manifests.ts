@@ -15,6 +15,16 @@ export const CANARY_SERVICE = "checkout-canary";
 export const BACKEND_PORT = 8080;
 /** What the client calls on every host: service `api`, method `Checkout`, so its path is under the lab's prefix /api (a path prefix matches whole segments). */
 export const DEMO_METHOD = "/api/Checkout";
+/** The gRPC backends behind each Service, in or out of the cluster. */
+export const BACKENDS: Readonly<Record<string, number>> = { [CHECKOUT_SERVICE]: 2, [CANARY_SERVICE]: 1 };
+/** The hosts the demo's client calls. */
+export const CLIENT_HOSTS: readonly string[] = [LAB_HOST, LEGACY_HOST, WEB_HOST];
+
+/** The one line that says what the data plane is; `where` says how the client and backends run. */
+export function dataPlaneLine(where: string): string {
+  const targets = CLIENT_HOSTS.map((h) => `xds:///${h}`);
+  return `the data plane: gRPC's own xDS client (@grpc/grpc-js-xds) ${where}, calling ${DEMO_METHOD} on ${targets.slice(0, -1).join(", ")} and ${targets.at(-1) ?? ""} every 200 ms (Envoy, the documented edge proxy, has no build for this machine: no registry here ships it)`;
+}
 
 /** The lab's route, in the lab's (v1) shape; its Service does not exist yet. */
 export const labRoute: EdgeRouteV1 = {
