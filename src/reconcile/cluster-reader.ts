@@ -32,6 +32,8 @@ export interface SnapshotInputs {
   readonly routes: readonly EdgeRouteV2[];
   readonly endpoints: EndpointsByService;
   readonly read: ReadRevision | undefined;
+  /** The cache's inputs() when read from it: equal stamps, equal build inputs. */
+  readonly stamp?: number;
 }
 
 /** What the Reconciler reads. */
@@ -45,7 +47,12 @@ export interface ClusterView {
 export function cachedView(state: ClusterState): ClusterView {
   return {
     snapshotInputs: () =>
-      Promise.resolve({ routes: state.routes(), endpoints: state.endpoints(), read: state.revision() }),
+      Promise.resolve({
+        routes: state.routes(),
+        endpoints: state.endpoints(),
+        read: state.revision(),
+        stamp: state.inputs(),
+      }),
     route: (ns, name) => Promise.resolve(state.route(ns, name)),
     service: (ns, name) => Promise.resolve(state.service(ns, name)),
   };

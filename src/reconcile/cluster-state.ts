@@ -166,6 +166,8 @@ export class ClusterState {
   private waiters: Waiter[] = [];
   private readonly listeners = new Set<() => void>();
   private changeScheduled = false;
+  /** Moves with every change a snapshot build could see (inputs()). */
+  private stamp = 0;
   private readonly metrics: CacheMetrics | undefined;
 
   constructor(private readonly opts: ClusterStateOptions) {
@@ -192,6 +194,7 @@ export class ClusterState {
         onEvent: (t, o) => {
           this.metrics?.events.inc({ kind: part });
           if (on(t, o)) this.changed();
+          this.metrics?.objects.set({ kind: part }, this.count(part));
         },
         onResourceVersion: (v) => this.advance(part, v),
       });
@@ -298,8 +301,18 @@ export class ClusterState {
   }
 
   /**
+   * A number that moves whenever what a snapshot is built from may have
+   * changed (the live routes' specs, their Services' endpoints, a first list),
+   * and not otherwise: equal numbers, equal build inputs (SnapshotPipeline).
+   */
+  inputs(): number {
+    return this.stamp;
+  }
+
+  /**
    * `listener` runs (coalesced, after the events of one tick) whenever what a
-   * snapshot is built from changes: not for a route whose status alone changed.
+   * snapshot is built from changes: not for a route whose status alone changed,
+   * nor for a terminating route's last steps (it is out of every build already).
    */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
@@ -321,14 +334,17 @@ export class ClusterState {
     for (const w of [...this.waiters]) if (this.hasReached(w.min)) w.resolve(true);
   }
 
+  private count(part: RevisionPart): number {
+    if (part === "routes") return this.routeMap.size;
+    return part === "services" ? this.serviceMap.size : this.serviceOfSliceKey.size;
+  }
+
   private changed(): void {
+    this.stamp++;
     if (this.changeScheduled) return;
     this.changeScheduled = true;
     setImmediate(() => {
       this.changeScheduled = false;
-      this.metrics?.objects.set({ kind: "routes" }, this.routeMap.size);
-      this.metrics?.objects.set({ kind: "services" }, this.serviceMap.size);
-      this.metrics?.objects.set({ kind: "endpointslices" }, this.serviceOfSliceKey.size);
       for (const l of this.listeners) {
         try {
           l();
@@ -345,12 +361,16 @@ export class ClusterState {
     if (!key) return false;
     this.routeList = undefined;
     const before = this.routeMap.get(key);
+    // A route already terminating is in no build: its finalizer going, or the
+    // object going, changes nothing a snapshot reads.
+    const wasTerminating = before?.metadata.deletionTimestamp != null;
     if (type === "DELETED") {
       this.routeMap.delete(key);
-      return true;
+      return !wasTerminating;
     }
     const after = slimRoute(obj as unknown as EdgeRouteV2);
     this.routeMap.set(key, after);
+    if (wasTerminating && after.metadata.deletionTimestamp != null) return false;
     return before === undefined || !sameForSnapshot(before, after);
   }
 

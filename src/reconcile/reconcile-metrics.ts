@@ -18,6 +18,12 @@ export function createReconcileMetrics(registry: Registry) {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
+    builds: new Counter({
+      name: "edge_operator_snapshot_builds_total",
+      help: "Snapshot builds (a build whose inputs had not changed since the last is not made again), by whether its version differs from the previous build's.",
+      labelNames: ["changed"] as const,
+      registers: [registry],
+    }),
     pushes: new Counter({
       name: "edge_operator_dataplane_pushes_total",
       help: "Snapshots pushed to the data plane, by result.",

@@ -14,6 +14,7 @@ import { adsClient, sotwStream } from "../../test/xds/raw-ads-client.js";
 import { kubeEventRecorder } from "./events.js";
 import { SNAPSHOT_KEY } from "./protocol.js";
 import { Reconciler } from "./reconciler.js";
+import { SnapshotPipeline } from "./snapshot-pipeline.js";
 
 const log = silentLogger();
 
@@ -56,7 +57,7 @@ async function setup() {
   const port = await plane.listen("127.0.0.1", 0);
   stops.push(() => plane.stop());
   const reconciler = new Reconciler(kube, plane, kubeEventRecorder(kube, log), log, {
-    snapshot: { configSource: { kind: "ads" } },
+    snapshots: new SnapshotPipeline({ snapshot: { configSource: { kind: "ads" } } }),
     clientWaitRequeueMs: 1_234,
   });
   return { kube, plane, port, reconciler };

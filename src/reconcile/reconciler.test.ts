@@ -307,7 +307,7 @@ describe("Reconciler, a cache behind its own status writes (issue 15)", () => {
 });
 
 describe("Reconciler, a route key", () => {
-  it("says ServiceNotFound at once and hands the rest to the snapshot key", async () => {
+  it("says ServiceNotFound at once and asks for nothing more: the watcher queued the snapshot key with it", async () => {
     const { kube, reconciler } = setup();
     kube.services.length = 0;
     kube.addRoute(route("r1"));
@@ -315,7 +315,6 @@ describe("Reconciler, a route key", () => {
     expect(out).toEqual({
       result: "done",
       did: ["shop/r1: ServiceNotFound (status written)"],
-      enqueue: [SNAPSHOT_KEY],
     });
     expect(conditionsOf(kube.route("shop/r1"))).toEqual([
       "Accepted=False(ServiceNotFound)",

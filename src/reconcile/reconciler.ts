@@ -31,13 +31,8 @@ import { Registry } from "prom-client";
 import { createReconcileMetrics, type ReconcileMetrics } from "./reconcile-metrics.js";
 import { checkRoute } from "../routing/route-check.js";
 import { serviceEndpoints, serviceKey, type ServiceEndpoints } from "../routing/service-endpoints.js";
-import {
-  buildSnapshot,
-  routeKey,
-  type EndpointsByService,
-  type Snapshot,
-  type SnapshotOptions,
-} from "../envoy/snapshot.js";
+import { routeKey, type EndpointsByService, type Snapshot } from "../envoy/snapshot.js";
+import { SnapshotPipeline } from "./snapshot-pipeline.js";
 import type { DataPlane, RouteStanding } from "../dataplane/dataplane.js";
 import type { ReadRevision } from "../dataplane/read-revision.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
@@ -53,7 +48,8 @@ export interface ReconcilerOptions {
    * (cachedView). Absent: LISTs and GETs on every reconcile (tests, tools).
    */
   view?: ClusterView;
-  snapshot?: SnapshotOptions;
+  /** Where snapshots come from: the process's one pipeline (absent: one of its own, default options). */
+  snapshots?: SnapshotPipeline;
   /** How long a terminating route may wait for its deprogramming before it says DeprogramStuck. */
   deprogramTimeoutMs?: number;
   /** Status writes in flight at once during a snapshot reconcile. */
@@ -91,6 +87,7 @@ type Pushed = PushVerdict | { readonly ok: false; readonly reason: "Superseded";
 export class Reconciler {
   private readonly read: ClusterView;
   private readonly metrics: ReconcileMetrics;
+  private readonly snapshots: SnapshotPipeline;
   private readonly inFlight = new Map<string, number>();
   /** Routes read as this process's status writes left them, until the cache shows those writes. */
   private readonly written = new WrittenStatuses();
@@ -106,6 +103,7 @@ export class Reconciler {
   ) {
     this.read = opts.view ?? new ClusterReader(kube);
     this.metrics = opts.metrics ?? createReconcileMetrics(new Registry());
+    this.snapshots = opts.snapshots ?? new SnapshotPipeline({ metrics: this.metrics });
   }
 
   /**
@@ -200,15 +198,13 @@ export class Reconciler {
         `key ${JSON.stringify(key)}: must be "namespace/name" or "${SNAPSHOT_KEY}"`,
       );
     const read = await this.read.route(ref.namespace, ref.name, signal);
-    if (!read) return { result: "done", did: [`${key}: gone`], enqueue: [SNAPSHOT_KEY] };
+    // The watcher queues the snapshot key with every route key it queues, so no
+    // reply here asks for it again: that call may already have run.
+    if (!read) return { result: "done", did: [`${key}: gone`] };
     const route = this.written.overlay(read);
     if (route.metadata.deletionTimestamp) {
       // Deprogramming is the snapshot's job: it pushes a snapshot without the route first.
-      return {
-        result: "done",
-        did: [`${key}: terminating; the snapshot deprograms it`],
-        enqueue: [SNAPSHOT_KEY],
-      };
+      return { result: "done", did: [`${key}: terminating; the snapshot deprograms it`] };
     }
     // The same check the snapshot makes, on the same inputs, so both keys write
     // the same words and never undo each other.
@@ -232,11 +228,11 @@ export class Reconciler {
       const did = [`${key}: ${check.reason}${wrote ? " (status written)" : ""}`];
       if (stale.count > 0)
         return { result: "requeue", did: [...did, STALE_NOTE], requeueAfterMs: STALE_REQUEUE_MS };
-      return { result: "done", did, enqueue: [SNAPSHOT_KEY] };
+      return { result: "done", did };
     }
     // The Services exist: Accepted=True and Programmed are written once, together,
     // by the snapshot reconcile, which alone can see conflicts between routes.
-    return { result: "done", did: [`${key}: Services present`], enqueue: [SNAPSHOT_KEY] };
+    return { result: "done", did: [`${key}: Services present`] };
   }
 
   /**
@@ -245,8 +241,8 @@ export class Reconciler {
    * holds, then write the statuses that changed, within a time budget.
    */
   async reconcileSnapshot(signal?: AbortSignal): Promise<ReconcileResult> {
-    const { live, terminating, endpoints, read } = await this.readState(signal);
-    const snapshot = this.build(live, endpoints);
+    const { live, terminating, endpoints, read, stamp } = await this.readState(signal);
+    const snapshot = this.snapshots.snapshot({ live, endpoints, ...(stamp !== undefined ? { stamp } : {}) });
     const report: string[] = [];
     await this.opts.beforePush?.(signal);
     signal?.throwIfAborted();
@@ -301,9 +297,10 @@ export class Reconciler {
     terminating: EdgeRouteV2[];
     endpoints: EndpointsByService;
     read: ReadRevision | undefined;
+    stamp: number | undefined;
   }> {
     const inputs = await this.read.snapshotInputs(signal);
-    const { endpoints, read } = inputs;
+    const { endpoints, read, stamp } = inputs;
     const routes = this.written.overlayAll(inputs.routes);
     this.observeRoutes(routes);
     return {
@@ -311,14 +308,8 @@ export class Reconciler {
       terminating: routes.filter((r) => r.metadata.deletionTimestamp && hasFinalizer(r)),
       endpoints,
       read,
+      stamp,
     };
-  }
-
-  private build(live: readonly EdgeRouteV2[], endpoints: EndpointsByService): Snapshot {
-    const started = process.hrtime.bigint();
-    const snapshot = buildSnapshot(live, endpoints, this.opts.snapshot);
-    this.metrics.buildSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
-    return snapshot;
   }
 
   /**

@@ -19,7 +19,7 @@ import { reconcileHandler } from "./reconcile-handler.js";
 import { Reconciler } from "../reconcile/reconciler.js";
 import { ClusterState } from "../reconcile/cluster-state.js";
 import { cachedView } from "../reconcile/cluster-reader.js";
-import { serveOnChange } from "../reconcile/serve-on-change.js";
+import { SnapshotPipeline } from "../reconcile/snapshot-pipeline.js";
 import { reconcileOnStandingChange } from "../reconcile/standing-trigger.js";
 import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
 import { statusWritePace } from "../reconcile/status-pace.js";
@@ -157,12 +157,17 @@ export async function reconcileHandlers(
   const stallMs = faultStallMs(process.env[FAULT_STALL_ENV]);
   if (stallMs > 0)
     logger.warn({ stallMs }, `${FAULT_STALL_ENV} is set: every snapshot reconcile stalls before its push`);
-  const snapshotOptions = xds ? { snapshot: { configSource: { kind: "ads" as const } } } : {};
+  const metrics = createReconcileMetrics(deps.registry);
+  // The process's one pipeline: the serve loop's build is the snapshot reconcile's.
+  const snapshots = new SnapshotPipeline({
+    metrics,
+    // Clusters and route configurations point their clients back at ADS.
+    ...(xds ? { snapshot: { configSource: { kind: "ads" as const } } } : {}),
+  });
   if (xds) {
     // Every replica serving xDS serves its own cache's snapshot, /reconcile or not.
-    const stop = serveOnChange(cache, xds, {
+    const stop = snapshots.serve(cache, xds, {
       log: logger,
-      ...snapshotOptions,
       ...(opts.admissionBusy ? { busy: opts.admissionBusy } : {}),
     });
     opts.onClose?.(stop);
@@ -170,10 +175,9 @@ export async function reconcileHandlers(
   const reconciler = new Reconciler(kube, dataPlane, kubeEventRecorder(kube, logger), logger, {
     view: cachedView(cache),
     deprogramTimeoutMs: opts.deprogramTimeoutMs,
-    metrics: createReconcileMetrics(deps.registry),
+    metrics,
+    snapshots,
     ...(opts.admissionBusy ? { statusPace: statusWritePace(opts.admissionBusy) } : {}),
-    // Clusters and route configurations point their clients back at ADS.
-    ...snapshotOptions,
     ...(stallMs > 0
       ? {
           beforePush: (signal: AbortSignal | undefined) => {

@@ -53,8 +53,33 @@ describe("keyEvents", () => {
     expect(drain(queue)).toEqual(["shop/b", SNAPSHOT_KEY]);
     events.onRoute("MODIFIED", route("a", "web", "/new"), false);
     expect(drain(queue)).toEqual(["shop/a", SNAPSHOT_KEY]);
+    // Deleted with no finalizer to hold it: the snapshot key alone (a route key would find it gone).
     events.onRoute("DELETED", route("a", "web"), false);
+    expect(drain(queue)).toEqual([SNAPSHOT_KEY]);
+  });
+
+  it("a delete is one snapshot key: the deletionTimestamp queues it, the finalizer going and the object going queue nothing", () => {
+    const queue = newQueue();
+    const events = keyEvents(queue);
+    const live = {
+      ...route("a", "web"),
+      metadata: { ...route("a", "web").metadata, finalizers: ["net.10xdev.io/deprogram"] },
+    };
+    events.onRoute("ADDED", live, true);
+    drain(queue);
+    const deleting = { ...live, metadata: { ...live.metadata, deletionTimestamp: "2026-12-02T00:00:00Z" } };
+    events.onRoute("MODIFIED", deleting, false);
+    expect(drain(queue)).toEqual([SNAPSHOT_KEY]);
+    const released = { ...deleting, metadata: { ...deleting.metadata, finalizers: [] } };
+    events.onRoute("MODIFIED", released, false);
+    events.onRoute("DELETED", released, false);
+    expect(drain(queue)).toEqual([]);
+    // Its name used again: a new route, keyed as any other.
+    events.onRoute("ADDED", live, false);
     expect(drain(queue)).toEqual(["shop/a", SNAPSHOT_KEY]);
+    // A route first seen terminating (a watcher started mid-delete) still gets the snapshot key.
+    events.onRoute("ADDED", { ...deleting, metadata: { ...deleting.metadata, name: "b" } }, true);
+    expect(drain(queue)).toEqual([SNAPSHOT_KEY]);
   });
 
   it("past the route-key budget a change is left to the snapshot key, which every change queues", () => {

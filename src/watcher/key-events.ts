@@ -42,10 +42,16 @@ export interface KeyEventsOptions {
   readonly onFolded?: () => void;
 }
 
+function isTerminating(obj: Watched): boolean {
+  return (obj.metadata as { deletionTimestamp?: unknown } | undefined)?.deletionTimestamp != null;
+}
+
 /** Changes become keys: a changed route's own key and the snapshot key; a Service's routes and the snapshot key. */
 export function keyEvents(queue: KeySink, opts: KeyEventsOptions = {}): KeyEvents {
   const index = new ServiceIndex();
   const fingerprints = new Map<string, string>();
+  /** Routes last seen with a deletionTimestamp: the snapshot key queued then deprograms them. */
+  const terminating = new Set<string>();
   const addRouteKey = (key: string): void => {
     if (opts.budget === undefined || opts.budget.tryTake()) queue.add(key);
     else opts.onFolded?.();
@@ -54,16 +60,25 @@ export function keyEvents(queue: KeySink, opts: KeyEventsOptions = {}): KeyEvent
     onRoute(type, obj, listing) {
       const key = keyOf(obj);
       if (!key) return;
+      const wasTerminating = terminating.has(key);
       if (type === "DELETED") {
         index.deleteRoute(key);
         fingerprints.delete(key);
+        terminating.delete(key);
       } else {
         index.setRoute(key, referencedServices(obj));
         const fp = routeFingerprint(obj);
         if (type === "MODIFIED" && fingerprints.get(key) === fp) return;
         fingerprints.set(key, fp);
+        if (!isTerminating(obj)) terminating.delete(key);
+        else if (wasTerminating) return;
+        else terminating.add(key);
       }
-      if (!listing) addRouteKey(key);
+      // Once a route is terminating (or gone), only the snapshot key has work:
+      // it builds without the route and lets the finalizer go. Its finalizer
+      // going and the object going after that change no build and need no key.
+      if (wasTerminating) return;
+      if (!listing && type !== "DELETED" && !isTerminating(obj)) addRouteKey(key);
       queue.add(SNAPSHOT_KEY);
     },
     onService(serviceKey, listing) {

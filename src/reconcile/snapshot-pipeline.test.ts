@@ -1,0 +1,126 @@
+// The process's one snapshot pipeline: a build whose inputs have not moved is
+// not made again (the serve loop's and the snapshot reconcile's are one), a
+// burst of changes makes one build, and while admission is busy the serve
+// loop's builds space out to the busy interval.
+
+import { Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import type { EdgeRouteV2 } from "../api/types.js";
+import type { DataPlane } from "../dataplane/dataplane.js";
+import { MemoryDataPlane } from "../dataplane/memory.js";
+import { silentLogger } from "../observability/logger.js";
+import type { ClusterState } from "./cluster-state.js";
+import { createReconcileMetrics } from "./reconcile-metrics.js";
+import { SnapshotPipeline, liveInputs } from "./snapshot-pipeline.js";
+
+/** A cache of `routes` whose inputs move when told to. */
+function fakeState(routes: EdgeRouteV2[] = []): { state: ClusterState; change: () => void } {
+  const listeners = new Set<() => void>();
+  let stamp = 0;
+  const state = {
+    synced: () => true,
+    revision: () => undefined,
+    routes: () => routes,
+    endpoints: () => new Map(),
+    inputs: () => stamp,
+    onChange: (l: () => void) => {
+      listeners.add(l);
+      return () => listeners.delete(l);
+    },
+  } as unknown as ClusterState;
+  return {
+    state,
+    change: () => {
+      stamp++;
+      listeners.forEach((l) => l());
+    },
+  };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function counted() {
+  const registry = new Registry();
+  const metrics = createReconcileMetrics(registry);
+  const builds = async (changed: "true" | "false") =>
+    (await metrics.builds.get()).values.find((v) => v.labels.changed === changed)?.value ?? 0;
+  return { metrics, builds };
+}
+
+async function buildTimes(busy: boolean): Promise<number[]> {
+  const { state, change } = fakeState();
+  const plane: DataPlane = new MemoryDataPlane();
+  const times: number[] = [];
+  const { metrics } = counted();
+  const pipeline = new SnapshotPipeline({
+    metrics: { ...metrics, buildSeconds: { observe: () => times.push(Date.now()) } as never },
+  });
+  const stop = pipeline.serve(state, plane, {
+    log: silentLogger(),
+    minIntervalMs: 20,
+    busy: () => busy,
+    busyIntervalMs: 300,
+  });
+  // A change every 10 ms for 700 ms.
+  for (let i = 0; i < 70; i++) {
+    change();
+    await sleep(10);
+  }
+  await sleep(50);
+  stop();
+  return times;
+}
+
+const route = (name: string): EdgeRouteV2 =>
+  ({
+    apiVersion: "net.10xdev.io/v2",
+    kind: "EdgeRoute",
+    metadata: { name, namespace: "shop", creationTimestamp: "2026-01-01T00:00:00Z" },
+    spec: {
+      hostnames: ["shop.example.com"],
+      rules: [
+        {
+          matches: [{ path: { type: "PathPrefix", value: `/${name}` } }],
+          backends: [{ name: "checkout", port: 80 }],
+        },
+      ],
+    },
+  }) as EdgeRouteV2;
+
+describe("SnapshotPipeline", () => {
+  it("builds once per change of its inputs: the serve loop's build is the snapshot reconcile's", async () => {
+    const { state, change } = fakeState([route("a")]);
+    const { metrics, builds } = counted();
+    const pipeline = new SnapshotPipeline({ metrics });
+    const plane = new MemoryDataPlane();
+    const stop = pipeline.serve(state, plane, { log: silentLogger(), minIntervalMs: 0 });
+    await sleep(20);
+    expect(plane.state().pushes).toBe(1);
+    // The reconcile reads the same inputs: the same snapshot, not a second build.
+    const served = plane.state().version;
+    expect(pipeline.snapshot(liveInputs(state)).version).toBe(served);
+    expect(await builds("true")).toBe(1);
+    // Inputs moved (a change a build could see): one more build; unchanged content says so.
+    change();
+    await sleep(20);
+    expect(pipeline.snapshot(liveInputs(state)).version).toBe(served);
+    expect([await builds("true"), await builds("false")]).toEqual([1, 1]);
+    // Without a stamp (read straight from the apiserver) nothing is reused.
+    pipeline.snapshot({ live: [route("a")], endpoints: new Map() });
+    expect(await builds("false")).toBe(2);
+    stop();
+  });
+
+  it("coalesces a burst of changes into builds at most one interval apart, and a longer one while admission is busy", async () => {
+    const quiet = await buildTimes(false);
+    const busy = await buildTimes(true);
+    // Quiet: a build about every 20 ms (timers are late on a busy machine, never early).
+    expect(quiet.length).toBeGreaterThan(5);
+    expect(quiet.length).toBeLessThanOrEqual(40);
+    // Busy: the first at once, then at most one per 300 ms over 750 ms.
+    expect(busy.length).toBeGreaterThanOrEqual(2);
+    expect(busy.length).toBeLessThanOrEqual(4);
+    for (let i = 1; i < busy.length; i++)
+      expect((busy[i] ?? 0) - (busy[i - 1] ?? 0)).toBeGreaterThanOrEqual(295);
+  });
+});
