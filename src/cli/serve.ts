@@ -1,24 +1,17 @@
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { clientCertVerified, createApp, type AppOptions } from "../server/app.js";
+import { createApp, type AppOptions } from "../server/app.js";
 import { callerCheck, METRICS_PATH, tokenReviewAuth } from "../server/caller-auth.js";
 import { MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER, parseListen, startHttpsServer } from "../server/https.js";
 import type { Logger } from "../observability/logger.js";
-import { createRegistry, createServerMetrics, type ServerMetrics } from "../observability/metrics.js";
-import { MiB, type JsonHandler, type JsonReply, type RequestContext } from "../server/json-handler.js";
-import { conversionHandler } from "../server/conversion-review.js";
+import { createRegistry, createServerMetrics } from "../observability/metrics.js";
+import { MiB } from "../server/json-handler.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
-import { AdmissionPressure, answersApiserverReview } from "../server/admission-pressure.js";
-import { admissionHandlers } from "../server/admission-handlers.js";
 import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
 import { parseSecretRef } from "../certs/secret-store.js";
-import {
-  DATA_PLANES,
-  reconcileHandlers,
-  serverCache,
-  type DataPlaneKind,
-} from "../server/reconcile-setup.js";
+import { DATA_PLANES, type DataPlaneKind } from "../wiring/data-plane.js";
+import { assembleServe, type ServeConfig, type ServeDeps } from "../wiring/serve-parts.js";
 import { kubeClient } from "../kube/client.js";
 import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
@@ -97,31 +90,10 @@ Options:
   -h, --help                this text
 ${certFlagsHelp}`;
 
-export interface ServeOptions {
+/** serve's flags: what the parts are made from (ServeConfig), and the listener's own. */
+export interface ServeOptions extends ServeConfig {
   listen: string;
-  tlsCert: string;
-  tlsKey: string;
-  convertBodyLimit: number;
   kubeconfig?: string;
-  dataPlane: DataPlaneKind;
-  dataPlaneNamespace: string;
-  dataPlaneConfigMap: string;
-  deprogramTimeoutMs: number;
-  xdsListen: string;
-  xdsPlaintext: boolean;
-  /** --xds-plaintext-listen: a second ADS port, plaintext. */
-  xdsPlaintextListen?: string;
-  /** --xds-client-ca: PEM file; the client CA of mutual TLS on the ADS port. */
-  xdsClientCaFile?: string;
-  /** --xds-client-auth: mutual TLS on the TLS ADS port, or none. */
-  xdsClientAuth: "required" | "none";
-  xdsAckTimeoutMs: number;
-  xdsForgetUnreachableAfterMs: number;
-  debugRoutes: boolean;
-  /** --cert-secret: the key pair lives in a Secret instead of files. */
-  certs?: ManagedCertOptions;
-  /** --client-ca: PEM file of the CA that signs the apiserver's client certificate. */
-  clientCaFile?: string;
   shutdownDelayMs: number;
   /** --max-connections: HTTPS connections held at once. */
   maxConnections: number;
@@ -266,80 +238,6 @@ function positiveInteger(flag: string, value: string): number {
   return n;
 }
 
-/** What the handlers are told beside the flags: the serving key pair, and hooks for stop and reload. */
-export interface HandlerHooks {
-  /** The serving key pair as loaded at start (the ADS port's TLS uses it too). */
-  pair?: { cert: string; key: string };
-  /** Managed certificates: the operator's CA bundle, the ADS port's client CA unless --xds-client-ca. */
-  caBundle?: () => string;
-  onClose?: (close: () => void | Promise<void>) => void;
-  onTlsReload?: (reload: (pair: { cert: string; key: string }, clientCa?: string) => void) => void;
-}
-
-/** The ADS port's client CA now, or undefined without mutual TLS: the file, else the operator's bundle. */
-export function xdsClientCa(opts: ServeOptions, caBundle?: () => string): string | undefined {
-  if (opts.dataPlane !== "xds" || opts.xdsPlaintext || opts.xdsClientAuth !== "required") return undefined;
-  if (opts.xdsClientCaFile) return readFileSync(opts.xdsClientCaFile, "utf8");
-  if (caBundle) return caBundle();
-  throw new Error("mutual TLS on the ADS port without a client CA: give --xds-client-ca or --cert-secret");
-}
-
-/** The handlers the server hosts, one per path. */
-export async function buildHandlers(
-  opts: ServeOptions,
-  log: Logger,
-  metrics: ServerMetrics,
-  hooks: HandlerHooks = {},
-): Promise<JsonHandler[]> {
-  const access = loadKubeConfig(opts.kubeconfig);
-  const xdsAt = parseListen(opts.xdsListen);
-  // One watch-fed cache per process, shared by /reconcile and the conflict warnings of /validate.
-  const cache = access
-    ? serverCache(kubeClient(access), { log, registry: metrics.registry }, hooks.onClose)
-    : undefined;
-  const tls =
-    opts.dataPlane === "xds" && !opts.xdsPlaintext
-      ? {
-          ...(hooks.pair ?? {
-            cert: readFileSync(opts.tlsCert, "utf8"),
-            key: readFileSync(opts.tlsKey, "utf8"),
-          }),
-        }
-      : undefined;
-  const clientCa = tls ? xdsClientCa(opts, hooks.caBundle) : undefined;
-  // The reconcile gives way while the apiserver is busy calling these (docs/architecture.md, "Admission first").
-  const pressure = new AdmissionPressure();
-  const webhooks = [
-    conversionHandler(opts.convertBodyLimit, metrics),
-    ...admissionHandlers(access, { log, metrics, ...(cache ? { conflicts: cache.conflicts } : {}) }),
-  ].map((h) => countedIn(pressure, h, { clientCertRequired: opts.clientCaFile !== undefined }));
-  return [
-    ...webhooks,
-    ...(await reconcileHandlers(
-      access,
-      {
-        dataPlane: opts.dataPlane,
-        configMapNamespace: opts.dataPlaneNamespace,
-        configMapName: opts.dataPlaneConfigMap,
-        deprogramTimeoutMs: opts.deprogramTimeoutMs,
-        debugRoutes: opts.debugRoutes,
-        xds: {
-          ...xdsAt,
-          ackTimeoutMs: opts.xdsAckTimeoutMs,
-          forgetUnreachableAfterMs: opts.xdsForgetUnreachableAfterMs,
-          ...(tls ? { tls: clientCa !== undefined ? { ...tls, clientCa } : tls } : {}),
-          ...(opts.xdsPlaintextListen ? { plaintext: parseListen(opts.xdsPlaintextListen) } : {}),
-        },
-        ...(hooks.onClose ? { onClose: hooks.onClose } : {}),
-        ...(hooks.onTlsReload ? { onTlsReload: hooks.onTlsReload } : {}),
-        ...(cache ? { cache: cache.state } : {}),
-        admissionBusy: () => pressure.busy(),
-      },
-      { log, registry: metrics.registry },
-    )),
-  ];
-}
-
 /** Who may read /metrics with --metrics-auth: `get` on the non-resource URL, checked by the apiserver. */
 function metricsCheck(opts: ServeOptions): AppOptions["metricsAuth"] {
   if (!opts.metricsAuth) return undefined;
@@ -351,105 +249,79 @@ function metricsCheck(opts: ServeOptions): AppOptions["metricsAuth"] {
   return callerCheck(tokenReviewAuth(kubeClient(access), { access: { path: METRICS_PATH, verb: "get" } }));
 }
 
-/**
- * The handler, with each call counted in `pressure` that was what the
- * apiserver sends: a review answered as such (answersApiserverReview) and,
- * with --client-ca, from a caller whose client certificate verified. So
- * /convert does not count with --client-ca: the apiserver cannot present one
- * to it.
- */
-export function countedIn(
-  pressure: AdmissionPressure,
-  h: JsonHandler,
-  opts: { readonly clientCertRequired: boolean },
-): JsonHandler {
-  const count = (reply: JsonReply, ctx: RequestContext): JsonReply => {
-    if (answersApiserverReview(reply) && (!opts.clientCertRequired || clientCertVerified(ctx)))
-      pressure.mark();
-    return reply;
-  };
+/** What a test may inject into serve (test/harness/stalling-serve.ts); the shipped command injects nothing. */
+export type ServeInjections = Pick<ServeDeps, "beforePush">;
+
+export function serveCommandWith(inject: ServeInjections): Command {
   return {
-    ...h,
-    handle: (body, ctx) => {
-      const reply = h.handle(body, ctx);
-      return reply instanceof Promise ? reply.then((r) => count(r, ctx)) : count(reply, ctx);
-    },
+    name: "serve",
+    summary: "the HTTPS service: /mutate, /validate, /convert, /reconcile",
+    help,
+    run: (argv, logger) => runServe(argv, logger, inject),
   };
 }
 
-export const serveCommand: Command = {
-  name: "serve",
-  summary: "the HTTPS service: /mutate, /validate, /convert, /reconcile",
-  help,
-  async run(argv, logger) {
-    const opts = parseServeArgs(argv);
-    if (opts === "help") {
-      process.stdout.write(help);
-      return 0;
-    }
-    const { host, port } = parseListen(opts.listen);
-    const metricsAuth = metricsCheck(opts);
-    let tlsLoaded = false;
-    const metrics = createServerMetrics(createRegistry());
-    const closers: (() => void | Promise<void>)[] = [];
-    const reloaders: ((pair: { cert: string; key: string }, clientCa?: string) => void)[] = [];
-    // The key pair first: the ADS port (xds) serves the same one, and follows its reloads.
-    const tls = await serveTls(opts, logger);
-    const handlers = await buildHandlers(opts, logger, metrics, {
-      ...("cert" in tls.tls ? { pair: tls.tls } : {}),
-      ...(tls.caBundle ? { caBundle: tls.caBundle } : {}),
-      onClose: (close) => closers.push(close),
-      onTlsReload: (reload) => reloaders.push(reload),
-    });
-    const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile, "utf8") : undefined;
-    const app = createApp({
-      handlers,
-      ready: () => tlsLoaded,
-      log: logger,
-      metrics,
-      ...(metricsAuth ? { metricsAuth } : {}),
-      ...(clientCa ? { clientCertPaths: CLIENT_CERT_PATHS } : {}),
-    });
-    const running = await startHttpsServer(app, {
-      host,
-      port,
-      tls: tls.tls,
-      log: logger,
-      onReload: (pair) => {
-        let clientCa: string | undefined;
-        try {
-          clientCa = xdsClientCa(opts, tls.caBundle);
-        } catch (err) {
-          logger.warn({ err }, "the ADS port's client CA could not be re-read; keeping the one it has");
-        }
-        for (const reload of reloaders) reload(pair, clientCa);
-      },
-      shutdownDelayMs: opts.shutdownDelayMs,
-      maxConnections: opts.maxConnections,
-      maxConnectionsPerPeer: opts.maxConnectionsPerPeer,
-      ...(clientCa ? { clientCa } : {}),
-    });
-    tls.attach(running);
-    tlsLoaded = true;
-    logger.info({ address: running.address }, "serving");
+export const serveCommand: Command = serveCommandWith({});
 
-    await new Promise<void>((resolve) => {
-      const onSignal = (sig: NodeJS.Signals) => {
-        logger.info(
-          { sig, delayMs: opts.shutdownDelayMs },
-          "stopping: not ready, serving on through the shutdown delay",
-        );
-        tlsLoaded = false;
-        resolve();
-      };
-      process.once("SIGTERM", onSignal);
-      process.once("SIGINT", onSignal);
-    });
-    tls.stop();
-    // Awaited: the xds sink deletes its ACK record on the way out.
-    await Promise.all(closers.map((close) => close()));
-    await running.stop();
-    logger.info("stopped");
+async function runServe(argv: string[], logger: Logger, inject: ServeInjections): Promise<number> {
+  const opts = parseServeArgs(argv);
+  if (opts === "help") {
+    process.stdout.write(help);
     return 0;
-  },
-};
+  }
+  const { host, port } = parseListen(opts.listen);
+  const metricsAuth = metricsCheck(opts);
+  let tlsLoaded = false;
+  const metrics = createServerMetrics(createRegistry());
+  // The key pair first: the ADS port (xds) serves the same one, and follows its reloads.
+  const tls = await serveTls(opts, logger);
+  const parts = await assembleServe(opts, {
+    log: logger,
+    metrics,
+    access: loadKubeConfig(opts.kubeconfig),
+    ...("cert" in tls.tls ? { pair: tls.tls } : {}),
+    ...(tls.caBundle ? { caBundle: tls.caBundle } : {}),
+    ...inject,
+  });
+  const clientCa = opts.clientCaFile ? readFileSync(opts.clientCaFile, "utf8") : undefined;
+  const app = createApp({
+    handlers: [...parts.handlers],
+    ready: () => tlsLoaded,
+    log: logger,
+    metrics,
+    ...(metricsAuth ? { metricsAuth } : {}),
+    ...(clientCa ? { clientCertPaths: CLIENT_CERT_PATHS } : {}),
+  });
+  const running = await startHttpsServer(app, {
+    host,
+    port,
+    tls: tls.tls,
+    log: logger,
+    onReload: (pair) => parts.reloadTls(pair),
+    shutdownDelayMs: opts.shutdownDelayMs,
+    maxConnections: opts.maxConnections,
+    maxConnectionsPerPeer: opts.maxConnectionsPerPeer,
+    ...(clientCa ? { clientCa } : {}),
+  });
+  tls.attach(running);
+  tlsLoaded = true;
+  logger.info({ address: running.address }, "serving");
+
+  await new Promise<void>((resolve) => {
+    const onSignal = (sig: NodeJS.Signals) => {
+      logger.info(
+        { sig, delayMs: opts.shutdownDelayMs },
+        "stopping: not ready, serving on through the shutdown delay",
+      );
+      tlsLoaded = false;
+      resolve();
+    };
+    process.once("SIGTERM", onSignal);
+    process.once("SIGINT", onSignal);
+  });
+  tls.stop();
+  await parts.stop();
+  await running.stop();
+  logger.info("stopped");
+  return 0;
+}

@@ -8,7 +8,8 @@
 import https from "node:https";
 import { afterEach, describe, expect, it } from "vitest";
 import { createCa, issueCertificate, type KeyPair } from "../certs/pki.js";
-import { CLIENT_CERT_PATHS, countedIn } from "../cli/serve.js";
+import { CLIENT_CERT_PATHS } from "../cli/serve.js";
+import { countedIn } from "./admission-pressure.js";
 import { serverDeps } from "../../test/fixtures/server-deps.js";
 import { admissionHandlers } from "./admission-handlers.js";
 import { AdmissionPressure } from "./admission-pressure.js";

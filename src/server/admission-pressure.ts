@@ -11,7 +11,8 @@
 
 import { isRecord } from "../api/is-record.js";
 import type { Now } from "../kube/token-bucket.js";
-import type { JsonReply } from "./json-handler.js";
+import { clientCertVerified } from "./app.js";
+import type { JsonHandler, JsonReply, RequestContext } from "./json-handler.js";
 
 const SLOT_MS = 100;
 const SLOTS = 10;
@@ -65,4 +66,30 @@ export function answersApiserverReview(reply: JsonReply): boolean {
     return response.allowed === true || !(isRecord(response.status) && response.status.code === 400);
   if (kind === "ConversionReview") return isRecord(response.result) && response.result.status === "Success";
   return false;
+}
+
+/**
+ * The handler, with each call counted in `pressure` that was what the
+ * apiserver sends: a review answered as such (answersApiserverReview) and,
+ * with --client-ca, from a caller whose client certificate verified. So
+ * /convert does not count with --client-ca: the apiserver cannot present one
+ * to it.
+ */
+export function countedIn(
+  pressure: AdmissionPressure,
+  h: JsonHandler,
+  opts: { readonly clientCertRequired: boolean },
+): JsonHandler {
+  const count = (reply: JsonReply, ctx: RequestContext): JsonReply => {
+    if (answersApiserverReview(reply) && (!opts.clientCertRequired || clientCertVerified(ctx)))
+      pressure.mark();
+    return reply;
+  };
+  return {
+    ...h,
+    handle: (body, ctx) => {
+      const reply = h.handle(body, ctx);
+      return reply instanceof Promise ? reply.then((r) => count(r, ctx)) : count(reply, ctx);
+    },
+  };
 }

@@ -29,6 +29,8 @@ export interface ServeProcess {
 
 export interface ServeOptions {
   args?: string[];
+  /** The entry to run instead of the shipped CLI (a test's, with something injected). */
+  cli?: string;
   env?: Record<string, string>;
   /** Reuse this port (to restart a server in place). */
   port?: number;
@@ -82,7 +84,7 @@ export async function startServe(opts: ServeOptions = {}): Promise<ServeProcess>
     "serve",
     process.execPath,
     [
-      CLI,
+      opts.cli ?? CLI,
       "serve",
       "--listen",
       `127.0.0.1:${port}`,

@@ -48,6 +48,8 @@ export interface StackOptions {
   serveArgs?: string[];
   /** Extra environment for the server process (for example NODE_OPTIONS). */
   serveEnv?: Record<string, string>;
+  /** The server's entry instead of the shipped CLI (stalling-serve.ts's STALLING_SERVE). */
+  serveCli?: string;
   watchArgs?: string[];
   /** Start one watcher at once (default true). */
   watcher?: boolean;
@@ -156,6 +158,7 @@ export async function startOperatorStack(cp: ControlPlane, opts: StackOptions = 
       ...(opts.serveArgs ?? []),
     ],
     env: opts.serveEnv,
+    ...(opts.serveCli ? { cli: opts.serveCli } : {}),
   });
   const watchers: Supervised[] = [];
   try {

@@ -21,7 +21,7 @@ import type { EdgeRouteV2 } from "../../src/api/types.js";
 import type { KubeClient } from "../../src/kube/client.js";
 import { parseReadRevision, notOlder, type ReadRevision } from "../../src/dataplane/read-revision.js";
 import { READ_REVISION_ANNOTATION } from "../../src/dataplane/envoy-configmap.js";
-import { FAULT_STALL_ENV, FAULT_STALL_LINE } from "../../src/server/reconcile-setup.js";
+import { STALLING_SERVE, STALL_ENV, STALL_LINE } from "../harness/stalling-serve.js";
 
 const NS = "race";
 const CONFIGMAP = "edge-xds";
@@ -55,7 +55,8 @@ describe("fault: two server replicas racing snapshot reconciles", () => {
     stack = await startOperatorStack(cp, {
       watcher: false,
       serveArgs: DATA_PLANE,
-      serveEnv: { [FAULT_STALL_ENV]: "1500" },
+      serveEnv: { [STALL_ENV]: "1500" },
+      serveCli: STALLING_SERVE,
     });
     slow = stack.serve;
     fast = await startServe({ args: ["--kubeconfig", cp.kubeconfig, ...DATA_PLANE] });
@@ -113,10 +114,10 @@ describe("fault: two server replicas racing snapshot reconciles", () => {
       // x-i is live and keep-i is new when A reads; A then stalls.
       await apply(v2Route(`x-${i}`, { namespace: NS }), v2Route(`keep-${i}`, { namespace: NS }));
       checked.add(`x-${i}`).add(`keep-${i}`);
-      const stallsBefore = slow.output().split(FAULT_STALL_LINE).length;
+      const stallsBefore = slow.output().split(STALL_LINE).length;
       const stale = call(slow);
       await waitFor("replica A to stall before its push", async () =>
-        slow.output().split(FAULT_STALL_LINE).length > stallsBefore ? true : undefined,
+        slow.output().split(STALL_LINE).length > stallsBefore ? true : undefined,
       );
       // x-i goes; B pushes without it and lets it go.
       const del = await cp.kubectl(["delete", "edgeroute", `x-${i}`, "-n", NS, "--wait=false"]);

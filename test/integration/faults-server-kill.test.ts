@@ -18,7 +18,7 @@ import { endpointSlice, service, v2Route } from "./routes.js";
 import type { EdgeRouteV2 } from "../../src/api/types.js";
 import { FINALIZER } from "../../src/api/types.js";
 import type { KubeClient } from "../../src/kube/client.js";
-import { FAULT_STALL_ENV, FAULT_STALL_LINE } from "../../src/server/reconcile-setup.js";
+import { STALLING_SERVE, STALL_ENV, STALL_LINE } from "../harness/stalling-serve.js";
 
 const NS = "faults";
 const CONFIGMAP = "edge-xds";
@@ -45,7 +45,7 @@ function manifests(names: readonly string[]): string {
 }
 
 function stalls(serve: ServeProcess): number {
-  return serve.output().split(FAULT_STALL_LINE).length - 1;
+  return serve.output().split(STALL_LINE).length - 1;
 }
 
 describe("fault: the server killed in the middle of a snapshot reconcile with terminating routes", () => {
@@ -59,7 +59,8 @@ describe("fault: the server killed in the middle of a snapshot reconcile with te
     cp = await startControlPlane();
     stack = await startOperatorStack(cp, {
       serveArgs: DATA_PLANE,
-      serveEnv: { [FAULT_STALL_ENV]: STALL_MS },
+      serveEnv: { [STALL_ENV]: STALL_MS },
+      serveCli: STALLING_SERVE,
       watchArgs: ["--no-leader-elect"],
     });
     serve = stack.serve;
@@ -83,7 +84,8 @@ describe("fault: the server killed in the middle of a snapshot reconcile with te
       port: stack.serve.port,
       tls: { caPem: stack.serve.caPem, certFile: stack.serve.certFile, keyFile: stack.serve.keyFile },
       args: ["--kubeconfig", cp.kubeconfig, ...DATA_PLANE],
-      env: { [FAULT_STALL_ENV]: STALL_MS },
+      env: { [STALL_ENV]: STALL_MS },
+      cli: STALLING_SERVE,
     });
     restarted.push(serve);
   }

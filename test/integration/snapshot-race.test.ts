@@ -23,7 +23,7 @@ import { EnvoyConfigMapDataPlane } from "../../src/dataplane/envoy-configmap.js"
 import { MemoryDataPlane } from "../../src/dataplane/memory.js";
 import { kubeEventRecorder } from "../../src/reconcile/events.js";
 import { Reconciler, ReconcileAbortedError, type ReconcileResult } from "../../src/reconcile/reconciler.js";
-import { FAULT_STALL_ENV } from "../../src/server/reconcile-setup.js";
+import { STALLING_SERVE, STALL_ENV } from "../harness/stalling-serve.js";
 import type { KubeClient } from "../../src/kube/client.js";
 
 const quiet = pino({ level: "silent" });
@@ -59,7 +59,11 @@ describe("a stalled snapshot reconcile never undoes a newer one", () => {
   beforeAll(async () => {
     cp = await startControlPlane();
     // The server answers admission and conversion; the reconciles under test run here.
-    stack = await startOperatorStack(cp, { watcher: false, serveEnv: { [FAULT_STALL_ENV]: "2000" } });
+    stack = await startOperatorStack(cp, {
+      watcher: false,
+      serveEnv: { [STALL_ENV]: "2000" },
+      serveCli: STALLING_SERVE,
+    });
     kube = cp.kube();
   });
   afterAll(async () => {
@@ -186,7 +190,7 @@ describe("a stalled snapshot reconcile never undoes a newer one", () => {
   }
 
   it("the server stops a /reconcile whose caller hung up, before it pushes", async () => {
-    // The server stalls 2 s before each push (FAULT_STALL_ENV); this caller gives up after 300 ms.
+    // The server stalls 2 s before each push (STALL_ENV); this caller gives up after 300 ms.
     expect((await cp.kubectl(["create", "namespace", "hang-up"])).code).toBe(0);
     await apply(
       cp,

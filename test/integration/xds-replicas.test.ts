@@ -4,7 +4,7 @@
 // client on replica B that ACKs, holds or NACKs as the test says. Whichever
 // replica writes status decides from every live replica's record.
 //
-// Each replica serves its own watch-fed cache's snapshot (serve-on-change.ts):
+// Each replica serves its own watch-fed cache's snapshot (snapshot-pipeline.ts):
 // replica B gets no /reconcile call until A is gone, and its clients are
 // served all the same. The watcher calls A; once A is killed, the test calls
 // B's /reconcile as a Service in front of both would route the watcher's calls.

@@ -128,7 +128,7 @@ describe("the import graph of src/", () => {
     expect(graph.size).toBeGreaterThan(80);
     expect(graph.get("cli/main.ts")).toContain("cli/serve.ts");
     // Dynamic imports count too.
-    expect(graph.get("server/reconcile-setup.ts")).toContain("dataplane/envoy-configmap.ts");
+    expect(graph.get("wiring/data-plane.ts")).toContain("dataplane/envoy-configmap.ts");
   });
 
   it("has no import cycle", () => {

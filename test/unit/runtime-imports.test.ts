@@ -55,7 +55,8 @@ describe("modules on the thin client", () => {
     "src/certs/secret-store.ts",
     "src/certs/ca-injector.ts",
     "src/dataplane/envoy-configmap.ts",
-    "src/server/reconcile-setup.ts",
+    "src/wiring/serve-parts.ts",
+    "src/wiring/data-plane.ts",
     "src/dataplane/xds/xds-dataplane.ts",
   ])("%s loads nothing from @kubernetes/client-node at run time", (entry) => {
     expect(chainTo(entry, FORBIDDEN)).toBeUndefined();

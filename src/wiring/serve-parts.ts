@@ -1,0 +1,234 @@
+// What `edge-operator serve` runs, assembled in one place and returned as one
+// handle: the handlers the HTTPS server hosts, how to hand them a renewed key
+// pair, and how to stop what they started. In order: the watch-fed cache (one
+// EdgeRoute watch, shared by the reconcile and /validate's conflict warnings),
+// the webhooks (counted for admission pressure), the data plane, the snapshot
+// pipeline (the xds sink's serve loop and the snapshot reconcile's build), the
+// reconciler and its triggers, and the debug routes when asked for.
+
+import { readFileSync } from "node:fs";
+import type { ManagedCertOptions } from "../certs/managed-serving.js";
+import { ackIdentityFromEnv } from "../dataplane/xds/ack-records-lease.js";
+import { kubeClient } from "../kube/client.js";
+import type { ClusterAccess } from "../kube/kubeconfig.js";
+import type { Logger } from "../observability/logger.js";
+import type { ServerMetrics } from "../observability/metrics.js";
+import { cachedView } from "../reconcile/cluster-reader.js";
+import { ClusterState } from "../reconcile/cluster-state.js";
+import { kubeEventRecorder } from "../reconcile/events.js";
+import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
+import { createReconcileMetrics } from "../reconcile/reconcile-metrics.js";
+import { Reconciler } from "../reconcile/reconciler.js";
+import { SnapshotPipeline } from "../reconcile/snapshot-pipeline.js";
+import { reconcileOnStandingChange } from "../reconcile/standing-trigger.js";
+import { statusWritePace } from "../reconcile/status-pace.js";
+import { admissionHandlers } from "../server/admission-handlers.js";
+import { AdmissionPressure, countedIn } from "../server/admission-pressure.js";
+import { tokenReviewAuth } from "../server/caller-auth.js";
+import { conversionHandler } from "../server/conversion-review.js";
+import { memoryDebugHandlers, xdsDebugHandler } from "../server/debug-handlers.js";
+import { parseListen } from "../server/https.js";
+import type { JsonHandler } from "../server/json-handler.js";
+import { reconcileHandler } from "../server/reconcile-handler.js";
+import { ConflictIndex } from "../webhooks/conflicts.js";
+import { openDataPlane, type DataPlaneKind } from "./data-plane.js";
+
+/** Longest the snapshot key waits out an admission burst before it runs anyway. */
+const SNAPSHOT_MAX_DEFER_MS = 5_000;
+/** How long /reconcile waits for the cache to reach what the caller saw before it answers 503. */
+const SEEN_WAIT_MS = 10_000;
+
+/** What the parts are made from: serve's flags, as parsed. */
+export interface ServeConfig {
+  tlsCert: string;
+  tlsKey: string;
+  convertBodyLimit: number;
+  dataPlane: DataPlaneKind;
+  dataPlaneNamespace: string;
+  dataPlaneConfigMap: string;
+  deprogramTimeoutMs: number;
+  xdsListen: string;
+  xdsPlaintext: boolean;
+  /** --xds-plaintext-listen: a second ADS port, plaintext. */
+  xdsPlaintextListen?: string;
+  /** --xds-client-ca: PEM file; the client CA of mutual TLS on the ADS port. */
+  xdsClientCaFile?: string;
+  /** --xds-client-auth: mutual TLS on the TLS ADS port, or none. */
+  xdsClientAuth: "required" | "none";
+  xdsAckTimeoutMs: number;
+  xdsForgetUnreachableAfterMs: number;
+  debugRoutes: boolean;
+  /** --cert-secret: the key pair lives in a Secret instead of files. */
+  certs?: ManagedCertOptions;
+  /** --client-ca: PEM file of the CA that signs the apiserver's client certificate. */
+  clientCaFile?: string;
+}
+
+export interface ServeDeps {
+  log: Logger;
+  metrics: ServerMetrics;
+  /** The cluster, or none: the webhooks need none, /reconcile answers 503 without. */
+  access: ClusterAccess | undefined;
+  /** The serving key pair as loaded at start (the ADS port's TLS uses it too). */
+  pair?: { cert: string; key: string };
+  /** Managed certificates: the operator's CA bundle, the ADS port's client CA unless --xds-client-ca. */
+  caBundle?: () => string;
+  /**
+   * Runs between a snapshot reconcile's reads and its push. Only fault tests
+   * inject one (test/harness/stalling-serve.ts), to hold a reconcile in the
+   * window where an older snapshot could land after a newer one.
+   */
+  beforePush?: (signal: AbortSignal | undefined) => Promise<void>;
+}
+
+/** What serve runs, as one handle. */
+export interface ServeParts {
+  readonly handlers: readonly JsonHandler[];
+  /** A renewed serving key pair: the ADS port takes it, with its client CA read again. */
+  reloadTls(pair: { cert: string; key: string }): void;
+  /** Stops what the parts started; awaited, since the xds sink deletes its ACK record on the way out. */
+  stop(): Promise<void>;
+}
+
+/** The ADS port's client CA now, or undefined without mutual TLS: the file, else the operator's bundle. */
+export function xdsClientCa(config: ServeConfig, caBundle?: () => string): string | undefined {
+  if (config.dataPlane !== "xds" || config.xdsPlaintext || config.xdsClientAuth !== "required")
+    return undefined;
+  if (config.xdsClientCaFile) return readFileSync(config.xdsClientCaFile, "utf8");
+  if (caBundle) return caBundle();
+  throw new Error("mutual TLS on the ADS port without a client CA: give --xds-client-ca or --cert-secret");
+}
+
+export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promise<ServeParts> {
+  const { log, metrics, access } = deps;
+  const registry = metrics.registry;
+  const closers: (() => void | Promise<void>)[] = [];
+  const reloaders: ((pair: { cert: string; key: string }, clientCa?: string) => void)[] = [];
+  const handlers: JsonHandler[] = [];
+  const parts: ServeParts = {
+    handlers,
+    reloadTls(pair) {
+      let clientCa: string | undefined;
+      try {
+        clientCa = xdsClientCa(config, deps.caBundle);
+      } catch (err) {
+        log.warn({ err }, "the ADS port's client CA could not be re-read; keeping the one it has");
+      }
+      for (const reload of reloaders) reload(pair, clientCa);
+    },
+    stop: async () => {
+      await Promise.all(closers.map((close) => close()));
+    },
+  };
+
+  // One watch-fed cache per process, shared by /reconcile and the conflict warnings of /validate.
+  const kube = access ? kubeClient(access) : undefined;
+  const conflicts = kube ? new ConflictIndex(undefined, { log }) : undefined;
+  const cache =
+    kube && conflicts
+      ? new ClusterState({
+          client: kube,
+          log,
+          registry,
+          onRouteEvent: (type, obj) => conflicts.apply(type, obj),
+        })
+      : undefined;
+  if (cache) {
+    const stopCache = new AbortController();
+    cache.start(stopCache.signal);
+    closers.push(() => stopCache.abort());
+  }
+
+  // The reconcile gives way while the apiserver is busy calling these (docs/architecture.md, "Admission first").
+  const pressure = new AdmissionPressure();
+  const admissionBusy = (): boolean => pressure.busy();
+  handlers.push(
+    ...[
+      conversionHandler(config.convertBodyLimit, metrics),
+      ...admissionHandlers(access, { log, metrics, ...(conflicts ? { conflicts } : {}) }),
+    ].map((h) => countedIn(pressure, h, { clientCertRequired: config.clientCaFile !== undefined })),
+  );
+  if (!kube || !cache) {
+    handlers.push(reconcileHandler(undefined, undefined));
+    return parts;
+  }
+
+  const tls =
+    config.dataPlane === "xds" && !config.xdsPlaintext
+      ? (deps.pair ?? {
+          cert: readFileSync(config.tlsCert, "utf8"),
+          key: readFileSync(config.tlsKey, "utf8"),
+        })
+      : undefined;
+  const clientCa = tls ? xdsClientCa(config, deps.caBundle) : undefined;
+  // In a pod (POD_NAME, POD_NAMESPACE from the downward API): ACK state shared with the other replicas.
+  const ackLeases = ackIdentityFromEnv(process.env);
+  const { plane, memory, xds } = await openDataPlane(
+    {
+      kind: config.dataPlane,
+      configMapNamespace: config.dataPlaneNamespace,
+      configMapName: config.dataPlaneConfigMap,
+      xds: {
+        ...parseListen(config.xdsListen),
+        ackTimeoutMs: config.xdsAckTimeoutMs,
+        forgetUnreachableAfterMs: config.xdsForgetUnreachableAfterMs,
+        ...(tls ? { tls: clientCa !== undefined ? { ...tls, clientCa } : tls } : {}),
+        ...(config.xdsPlaintextListen ? { plaintext: parseListen(config.xdsPlaintextListen) } : {}),
+      },
+      ...(ackLeases ? { ackLeases } : {}),
+    },
+    kube,
+    log,
+  );
+  if (xds) {
+    closers.push(() => xds.stop());
+    if (tls) reloaders.push((pair, ca) => xds.server.reloadTls(pair, ca));
+  }
+
+  const reconcileMetrics = createReconcileMetrics(registry);
+  // The process's one pipeline: the serve loop's build is the snapshot reconcile's.
+  const snapshots = new SnapshotPipeline({
+    metrics: reconcileMetrics,
+    // Clusters and route configurations point their clients back at ADS.
+    ...(xds ? { snapshot: { configSource: { kind: "ads" as const } } } : {}),
+  });
+  if (xds) {
+    // Every replica serving xDS serves its own cache's snapshot, /reconcile or not.
+    closers.push(snapshots.serve(cache, xds, { log, busy: admissionBusy }));
+  }
+  const reconciler = new Reconciler(kube, plane, kubeEventRecorder(kube, log), log, {
+    view: cachedView(cache),
+    deprogramTimeoutMs: config.deprogramTimeoutMs,
+    metrics: reconcileMetrics,
+    snapshots,
+    statusPace: statusWritePace(admissionBusy),
+    ...(deps.beforePush ? { beforePush: deps.beforePush } : {}),
+  });
+  if (xds) {
+    // A client connecting, leaving or answering late changes no object the watcher sees.
+    closers.push(
+      reconcileOnStandingChange(
+        xds,
+        async (signal) => {
+          if (!(await cache.waitFor({}, SEEN_WAIT_MS, signal)))
+            throw new Error("the server's cache has not finished its first list");
+          return reconciler.reconcile(SNAPSHOT_KEY, signal);
+        },
+        { log, busy: admissionBusy, maxDeferMs: SNAPSHOT_MAX_DEFER_MS },
+      ),
+    );
+  }
+
+  const auth = tokenReviewAuth(kube);
+  handlers.push(
+    reconcileHandler(
+      reconciler,
+      auth,
+      { waitFor: cache.waitFor.bind(cache), seen: () => cache.seen(), boundMs: SEEN_WAIT_MS },
+      { busy: admissionBusy, maxMs: SNAPSHOT_MAX_DEFER_MS },
+    ),
+  );
+  if (config.debugRoutes && memory) handlers.push(...memoryDebugHandlers(memory, auth));
+  if (config.debugRoutes && xds) handlers.push(xdsDebugHandler(xds, auth));
+  return parts;
+}
