@@ -21,7 +21,7 @@ import type { ReadRevision } from "../../src/dataplane/read-revision.js";
 import { BOOTSTRAP_FILE, envoyBootstrap } from "../../src/envoy/envoy-files.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { waitFor } from "../harness/process.js";
-import { snapshotCase } from "../golden/snapshot-cases.js";
+import { goldenSnapshot } from "../golden/xds-cases.js";
 import { syntheticInput } from "../fixtures/synthetic-routes.js";
 
 const NS = "edge-system";
@@ -78,8 +78,8 @@ afterAll(async () => {
 });
 
 describe("envoy-configmap data plane", () => {
-  const a = snapshotCase("single-route");
-  const b = snapshotCase("weighted-canary");
+  const a = goldenSnapshot("single-route");
+  const b = goldenSnapshot("weighted-canary");
 
   it("creates the ConfigMap with the four DiscoveryResponses, the bootstrap and the version", async () => {
     const plane = sink("xds-basic");

@@ -9,7 +9,7 @@ import type { Snapshot } from "../../src/envoy/snapshot.js";
 import { encodeResource } from "../../src/dataplane/xds/proto-codec.js";
 import { apiListenerResource, isApiListenerName, XdsEncoder } from "../../src/dataplane/xds/resources.js";
 import { syntheticInput } from "../fixtures/synthetic-routes.js";
-import { snapshotCase, snapshotCases } from "../golden/snapshot-cases.js";
+import { goldenCases, goldenSnapshot } from "../golden/xds-cases.js";
 import { adsSnapshot } from "../xds/fixtures.js";
 import { validateResources, type ResourceToValidate } from "../harness/xds-go.js";
 import { goClientSnapshot } from "./xds-go-routes.js";
@@ -56,9 +56,9 @@ async function expectAllValid(snapshot: Snapshot): Promise<void> {
 }
 
 describe("served resources against Envoy's validation rules (xds-go validate)", () => {
-  for (const name of snapshotCases())
+  for (const name of goldenCases())
     it(`golden case ${name}`, async () => {
-      await expectAllValid(snapshotCase(name));
+      await expectAllValid(goldenSnapshot(name));
     });
 
   it("the snapshot xds-go-client.test.ts serves (prefix, headers, weights, a timeout), and its switched one", async () => {

@@ -6,7 +6,7 @@
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
 import { EnvoyProtos } from "../../../test/envoy/envoy-proto.js";
-import { snapshotCase, snapshotCases } from "../../../test/golden/snapshot-cases.js";
+import { goldenCases, goldenSnapshot } from "../../../test/golden/xds-cases.js";
 import { adsSnapshot, edgeRoute, endpoints, PORT } from "../../../test/xds/fixtures.js";
 import { TYPE_URL, type EnvoyRoute, type RouteConfiguration } from "../../envoy/envoy-resources.js";
 import type { EnvoyPathMatch } from "../../routing/path-match.js";
@@ -19,9 +19,9 @@ beforeAll(() => {
 });
 
 describe("served resources against Envoy's protos", () => {
-  for (const name of snapshotCases()) {
+  for (const name of goldenCases()) {
     it(`${name}: each is valid, and its bytes decode back to its JSON`, () => {
-      const served = new XdsEncoder().encode(snapshotCase(name));
+      const served = new XdsEncoder().encode(goldenSnapshot(name));
       let count = 0;
       for (const [, type] of served.types)
         for (const r of type.list) {
@@ -34,9 +34,9 @@ describe("served resources against Envoy's protos", () => {
     });
   }
 
-  for (const name of snapshotCases()) {
+  for (const name of goldenCases()) {
     it(`${name}: each host's route configuration is valid and holds the virtual host that host lands on in Envoy's`, () => {
-      const served = new XdsEncoder().encode(snapshotCase(name));
+      const served = new XdsEncoder().encode(goldenSnapshot(name));
       const [edge] = served.types.get(TYPE_URL.routeConfiguration)?.list ?? [];
       const hosts = (decodeResource(edge!.any).virtual_hosts ?? []) as { domains: string[] }[];
       const byDomain = new Map(hosts.flatMap((vh) => vh.domains.map((d) => [d, vh] as const)));
@@ -73,8 +73,8 @@ describe("served resources against Envoy's protos", () => {
 
   it("an unchanged resource keeps its bytes and version from one snapshot to the next", () => {
     const enc = new XdsEncoder();
-    const a = enc.encode(snapshotCase(snapshotCases()[0] as string));
-    const b = enc.encode(snapshotCase(snapshotCases()[0] as string));
+    const a = enc.encode(goldenSnapshot(goldenCases()[0] as string));
+    const b = enc.encode(goldenSnapshot(goldenCases()[0] as string));
     for (const [url, type] of a.types) expect(b.types.get(url)?.digest).toBe(type.digest);
   });
 

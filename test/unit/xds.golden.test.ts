@@ -1,0 +1,101 @@
+// The translation's golden files, test/golden/xds/CASE/ (inputs: xds-cases.ts):
+//  - snapshot.json: the snapshot, what every sink is handed: its version, the
+//    outcome per route (what Accepted says), and Envoy's resources in the
+//    form the envoy-configmap sink writes to files;
+//  - envoy.json: what Envoy receives over ADS from the xds sink, by type;
+//  - grpc.json: what a proxyless gRPC client with channels to the hosts in
+//    clients.yaml receives, by type.
+// UPDATE_GOLDEN=1 (`npm run golden:update`) rewrites them; their diff shows what
+// changes for users. Every EdgeRoute example in the docs must be a case's input.
+
+import { createHash } from "node:crypto";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { encodeResource } from "../../src/dataplane/xds/proto-codec.js";
+import { goldenCases, goldenInput, goldenSnapshot, XDS_GOLDEN_DIR } from "../golden/xds-cases.js";
+import { envoyReceives, grpcReceives, served, type Received } from "../golden/xds-received.js";
+
+const ROOT = join(import.meta.dirname, "../..");
+
+function expectGolden(name: string, file: string, value: unknown): void {
+  const actual = `${JSON.stringify(value, null, 2)}\n`;
+  const path = join(XDS_GOLDEN_DIR, name, file);
+  if (process.env.UPDATE_GOLDEN === "1") writeFileSync(path, actual);
+  expect(actual, `${name}/${file}`).toBe(readFileSync(path, "utf8"));
+}
+
+/** Every `kind: EdgeRoute` document in a ```yaml block of README.md and docs/*.md, with where it is. */
+function docsExamples(): { readonly where: string; readonly route: unknown }[] {
+  const files = ["README.md", ...readdirSync(join(ROOT, "docs")).map((f) => `docs/${f}`)].filter((f) =>
+    f.endsWith(".md"),
+  );
+  const out: { where: string; route: unknown }[] = [];
+  for (const file of files) {
+    const text = readFileSync(join(ROOT, file), "utf8");
+    for (const block of text.matchAll(/^```ya?ml\n([\s\S]*?)^```/gm))
+      for (const doc of parseAllDocuments(block[1] as string)) {
+        const js = doc.toJS() as { kind?: string } | null;
+        if (js?.kind === "EdgeRoute") out.push({ where: `${file}:${lineOf(text, block.index)}`, route: js });
+      }
+  }
+  return out;
+}
+
+function lineOf(text: string, index: number): number {
+  return text.slice(0, index).split("\n").length;
+}
+
+describe("xds golden files", () => {
+  const cases = goldenCases();
+
+  it("covers the cases the design names", () => {
+    for (const name of [
+      "single-route",
+      "weighted-canary",
+      "header-matches",
+      "exact-vs-prefix",
+      "wildcard-host",
+      "conflict-oldest-wins",
+      "partial-conflict",
+      "missing-endpoints",
+      "timeouts",
+    ])
+      expect(cases).toContain(name);
+  });
+
+  it("has every EdgeRoute example of the docs as a case's input", () => {
+    const examples = docsExamples();
+    expect(examples.length).toBeGreaterThanOrEqual(3);
+    const inputs = cases.flatMap((name) => goldenInput(name).written);
+    const missing = examples.filter(
+      (e) => !inputs.some((r) => JSON.stringify(r) === JSON.stringify(e.route)),
+    );
+    expect(missing.map((e) => e.where)).toEqual([]);
+  });
+
+  for (const name of cases) {
+    it(name, () => {
+      const snapshot = goldenSnapshot(name);
+      const { version, outcomes, resources } = snapshot;
+      expectGolden(name, "snapshot.json", { version, outcomes, resources });
+      const xds = served(snapshot);
+      expectGolden(name, "envoy.json", envoyReceives(xds));
+      expectGolden(name, "grpc.json", grpcReceives(xds, goldenInput(name).grpcHosts));
+    });
+  }
+
+  it("holds whole resources: each one's JSON encodes to the bytes its version was taken of", () => {
+    for (const name of cases)
+      for (const file of ["envoy.json", "grpc.json"]) {
+        const golden = JSON.parse(readFileSync(join(XDS_GOLDEN_DIR, name, file), "utf8")) as Received;
+        for (const list of Object.values(golden.resources))
+          for (const r of list) {
+            const bytes = encodeResource(r.resource as { "@type": string }).value;
+            const version = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
+            expect(version, `${name}/${file} ${r.name}`).toBe(r.version);
+          }
+      }
+  });
+});
