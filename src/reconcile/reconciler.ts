@@ -37,7 +37,7 @@ import {
   type EndpointsByService,
   type Snapshot,
   type SnapshotOptions,
-} from "../envoy/snapshot.js";
+} from "../translate/snapshot.js";
 import type { DataPlane, RouteStanding } from "../dataplane/dataplane.js";
 import type { ReadRevision } from "../dataplane/read-revision.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";

@@ -8,7 +8,7 @@
 // Statuses and finalizers stay the snapshot reconcile's job.
 
 import type { DataPlane } from "../dataplane/dataplane.js";
-import { buildSnapshot, type SnapshotOptions } from "../envoy/snapshot.js";
+import { buildSnapshot, type SnapshotOptions } from "../translate/snapshot.js";
 import type { Logger } from "../observability/logger.js";
 import type { ClusterState } from "./cluster-state.js";
 

@@ -12,7 +12,7 @@ import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import type { EdgeRoute, EdgeRouteV2 } from "../../src/api/types.js";
 import { convert } from "../../src/conversion/convert.js";
 import { endpointsByService } from "../../src/routing/service-endpoints.js";
-import { buildSnapshot, type EndpointsByService, type Snapshot } from "../../src/envoy/snapshot.js";
+import { buildSnapshot, type EndpointsByService, type Snapshot } from "../../src/translate/snapshot.js";
 
 export const XDS_GOLDEN_DIR = join(import.meta.dirname, "xds");
 

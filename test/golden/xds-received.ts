@@ -7,7 +7,7 @@
 //    CDS and EDS for what those listeners' routes name.
 
 import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
-import type { Snapshot } from "../../src/envoy/snapshot.js";
+import type { Snapshot } from "../../src/translate/snapshot.js";
 import { subset } from "../../src/dataplane/xds/make-before-break.js";
 import { decodeResource } from "../../src/dataplane/xds/proto-codec.js";
 import { PUSH_ORDER, requiredNames, XdsEncoder, type XdsSnapshot } from "../../src/dataplane/xds/resources.js";

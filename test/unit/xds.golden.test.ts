@@ -14,6 +14,9 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
 import { encodeResource } from "../../src/dataplane/xds/proto-codec.js";
+import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
+import { adsResources } from "../../src/translate/envoy.js";
+import { grpcResources } from "../../src/translate/grpc.js";
 import { goldenCases, goldenInput, goldenSnapshot, XDS_GOLDEN_DIR } from "../golden/xds-cases.js";
 import { envoyReceives, grpcReceives, served, type Received } from "../golden/xds-received.js";
 
@@ -41,6 +44,37 @@ function docsExamples(): { readonly where: string; readonly route: unknown }[] {
       }
   }
   return out;
+}
+
+function versionOf(json: { readonly "@type": string }): string {
+  return createHash("sha256").update(encodeResource(json).value).digest("hex").slice(0, 16);
+}
+
+/** By type URL, each resource's name and the version of its bytes, by name: the server picks them in the order asked. */
+function byType(received: Received): Record<string, [string, string][]> {
+  const out: Record<string, [string, string][]> = {};
+  for (const [url, list] of Object.entries(received.resources))
+    out[url] = list.map((r): [string, string] => [r.name, r.version]).sort();
+  return out;
+}
+
+/** The translation's resources of one client kind in the same shape, encoded as the server encodes them. */
+function byTypeOf(resources: {
+  readonly listeners: readonly { readonly "@type": string; readonly name: string }[];
+  readonly routeConfigurations: readonly { readonly "@type": string; readonly name: string }[];
+  readonly clusters: readonly { readonly "@type": string; readonly name: string }[];
+  readonly clusterLoadAssignments: readonly { readonly "@type": string; readonly cluster_name: string }[];
+}): Record<string, [string, string][]> {
+  const named = (list: readonly { readonly "@type": string; readonly name: string }[]) =>
+    list.map((r): [string, string] => [r.name, versionOf(r)]).sort();
+  return {
+    [TYPE_URL.cluster]: named(resources.clusters),
+    [TYPE_URL.clusterLoadAssignment]: resources.clusterLoadAssignments
+      .map((r): [string, string] => [r.cluster_name, versionOf(r)])
+      .sort(),
+    [TYPE_URL.listener]: named(resources.listeners),
+    [TYPE_URL.routeConfiguration]: named(resources.routeConfigurations),
+  };
 }
 
 function lineOf(text: string, index: number): number {
@@ -86,16 +120,24 @@ describe("xds golden files", () => {
     });
   }
 
+  it("serves, byte for byte, what the translation's steps make: adsResources to Envoy, grpcResources to gRPC", () => {
+    for (const name of cases) {
+      const snapshot = goldenSnapshot(name);
+      const xds = served(snapshot);
+      const ads = adsResources(snapshot.resources);
+      const hosts = goldenInput(name).grpcHosts;
+      expect(byType(envoyReceives(xds)), name).toEqual(byTypeOf(ads));
+      expect(byType(grpcReceives(xds, hosts)), name).toEqual(byTypeOf(grpcResources(ads, hosts)));
+    }
+  });
+
   it("holds whole resources: each one's JSON encodes to the bytes its version was taken of", () => {
     for (const name of cases)
       for (const file of ["envoy.json", "grpc.json"]) {
         const golden = JSON.parse(readFileSync(join(XDS_GOLDEN_DIR, name, file), "utf8")) as Received;
         for (const list of Object.values(golden.resources))
-          for (const r of list) {
-            const bytes = encodeResource(r.resource as { "@type": string }).value;
-            const version = createHash("sha256").update(bytes).digest("hex").slice(0, 16);
-            expect(version, `${name}/${file} ${r.name}`).toBe(r.version);
-          }
+          for (const r of list)
+            expect(versionOf(r.resource as { "@type": string }), `${name}/${file} ${r.name}`).toBe(r.version);
       }
   });
 });

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { EnvoyProtos } from "../../test/envoy/envoy-proto.js";
 import { goldenCases, goldenSnapshot } from "../../test/golden/xds-cases.js";
-import { XDS_FILES } from "./envoy-resources.js";
+import { XDS_FILES } from "../envoy/envoy-resources.js";
 import { BOOTSTRAP_FILE, envoyBootstrap, envoyFiles } from "./envoy-files.js";
 
 let protos: EnvoyProtos;
