@@ -5,6 +5,8 @@
 //  - envoy.json: what Envoy receives over ADS from the xds sink, by type;
 //  - grpc.json: what a proxyless gRPC client with channels to the hosts in
 //    clients.yaml receives, by type.
+// The routing model (src/translate/model.ts) has no golden of its own: its
+// outcomes, virtual hosts and clusters are what snapshot.json shows.
 // UPDATE_GOLDEN=1 (`npm run golden:update`) rewrites them; their diff shows what
 // changes for users. Every EdgeRoute example in the docs must be a case's input.
 
@@ -29,13 +31,16 @@ function expectGolden(name: string, file: string, value: unknown): void {
   expect(actual, `${name}/${file}`).toBe(readFileSync(path, "utf8"));
 }
 
-/** Every `kind: EdgeRoute` document in a ```yaml block of README.md and docs/*.md, with where it is. */
-function docsExamples(): { readonly where: string; readonly route: unknown }[] {
-  const files = ["README.md", ...readdirSync(join(ROOT, "docs")).map((f) => `docs/${f}`)].filter((f) =>
+function docFiles(): string[] {
+  return ["README.md", ...readdirSync(join(ROOT, "docs")).map((f) => `docs/${f}`)].filter((f) =>
     f.endsWith(".md"),
   );
+}
+
+/** Every `kind: EdgeRoute` document in a ```yaml block of README.md and docs/*.md, with where it is. */
+function docsExamples(): { readonly where: string; readonly route: unknown }[] {
   const out: { where: string; route: unknown }[] = [];
-  for (const file of files) {
+  for (const file of docFiles()) {
     const text = readFileSync(join(ROOT, file), "utf8");
     for (const block of text.matchAll(/^```ya?ml\n([\s\S]*?)^```/gm))
       for (const doc of parseAllDocuments(block[1] as string)) {
@@ -101,6 +106,12 @@ describe("xds golden files", () => {
 
   it("has every EdgeRoute example of the docs as a case's input", () => {
     const examples = docsExamples();
+    // Each `kind: EdgeRoute` line of the docs is an example read: none hides in a block of another kind.
+    const lines = docFiles().reduce(
+      (n, f) => n + (readFileSync(join(ROOT, f), "utf8").match(/^kind: EdgeRoute$/gm)?.length ?? 0),
+      0,
+    );
+    expect(examples.length).toBe(lines);
     expect(examples.length).toBeGreaterThanOrEqual(3);
     const inputs = cases.flatMap((name) => goldenInput(name).written);
     const missing = examples.filter(
