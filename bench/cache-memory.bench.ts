@@ -17,7 +17,7 @@ import { PassThrough } from "node:stream";
 import type { KubeClient, RequestOptions } from "../src/kube/client.js";
 import { silentLogger } from "../src/observability/logger.js";
 import { ClusterState } from "../src/reconcile/cluster-state.js";
-import { buildSnapshot } from "../src/envoy/snapshot.js";
+import { buildSnapshot } from "../src/translate/snapshot.js";
 import { syntheticInput } from "../test/fixtures/synthetic-routes.js";
 import { fmt } from "./stats.js";
 

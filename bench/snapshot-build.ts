@@ -3,7 +3,7 @@
 // bench/reconcile.bench.ts; `npx tsx bench/snapshot-build.ts [routes] [runs]` runs it alone.
 
 import { performance } from "node:perf_hooks";
-import { buildSnapshot } from "../src/envoy/snapshot.js";
+import { buildSnapshot } from "../src/translate/snapshot.js";
 import { syntheticInput } from "../test/fixtures/synthetic-routes.js";
 
 export interface SnapshotBuildFigures {

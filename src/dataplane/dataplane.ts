@@ -3,7 +3,7 @@
 // Expected failures are answers, not exceptions: the reconcile turns them into
 // `Programmed=False` with the reason and message given here.
 
-import type { Snapshot } from "../envoy/snapshot.js";
+import type { Snapshot } from "../translate/snapshot.js";
 import type { ReadRevision } from "./read-revision.js";
 
 // Sinks word their failures with the apiserver's own message, as every caller does.

@@ -15,7 +15,7 @@ import type { V1ConfigMap } from "@kubernetes/client-node";
 import { GROUP } from "../api/types.js";
 import type { KubeClient } from "../kube/client.js";
 import { errorMessage, isConflict, isNotFound } from "../kube/errors.js";
-import type { Snapshot } from "../envoy/snapshot.js";
+import type { Snapshot } from "../translate/snapshot.js";
 import {
   isAbort,
   type DataPlane,
@@ -23,7 +23,7 @@ import {
   type ProgramOptions,
   type ProgramResult,
 } from "./dataplane.js";
-import { envoyFiles, type BootstrapOptions } from "../envoy/envoy-files.js";
+import { envoyFiles, type BootstrapOptions } from "../translate/envoy-files.js";
 import { formatReadRevision, judgeRevision, parseReadRevision, sameRevision } from "./read-revision.js";
 
 export const VERSION_ANNOTATION = `${GROUP}/snapshot-version`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { snapshotCase } from "../../test/golden/snapshot-cases.js";
+import { goldenSnapshot } from "../../test/golden/xds-cases.js";
 import { failureDetail } from "./dataplane.js";
 import { MEMORY_FAILURE_MESSAGE, MemoryDataPlane } from "./memory.js";
 import type { ReadRevision } from "./read-revision.js";
@@ -9,8 +9,8 @@ const at = (routes: string): ReadRevision => ({ routes, services: "1", endpoints
 describe("memory data plane", () => {
   it("counts pushes of new versions only, and fails when told to, in the same words each time", async () => {
     const plane = new MemoryDataPlane();
-    const a = snapshotCase("single-route");
-    const b = snapshotCase("weighted-canary");
+    const a = goldenSnapshot("single-route");
+    const b = goldenSnapshot("weighted-canary");
     expect(await plane.current()).toBeUndefined();
     expect(await plane.program(a)).toEqual({ ok: true, version: a.version, pushed: true });
     expect(await plane.program(a)).toEqual({ ok: true, version: a.version, pushed: false });
@@ -39,8 +39,8 @@ describe("memory data plane", () => {
 
   it("never goes back to a snapshot read before the one it holds", async () => {
     const plane = new MemoryDataPlane();
-    const a = snapshotCase("single-route");
-    const b = snapshotCase("weighted-canary");
+    const a = goldenSnapshot("single-route");
+    const b = goldenSnapshot("weighted-canary");
     expect(await plane.program(b, { read: at("20") })).toMatchObject({ ok: true, pushed: true });
     expect(await plane.program(a, { read: at("19") })).toMatchObject({ ok: false, reason: "Superseded" });
     expect(plane.state()).toMatchObject({ version: b.version, superseded: 1 });
@@ -50,8 +50,8 @@ describe("memory data plane", () => {
 
   it("records a later read of the same version only when asked to fence", async () => {
     const plane = new MemoryDataPlane();
-    const a = snapshotCase("single-route");
-    const b = snapshotCase("weighted-canary");
+    const a = goldenSnapshot("single-route");
+    const b = goldenSnapshot("weighted-canary");
     await plane.program(a, { read: at("10") });
     expect(await plane.program(a, { read: at("15") })).toEqual({
       ok: true,
@@ -69,7 +69,7 @@ describe("memory data plane", () => {
   it("stops when its caller has gone", async () => {
     const plane = new MemoryDataPlane();
     const gone = AbortSignal.abort();
-    await expect(plane.program(snapshotCase("single-route"), { signal: gone })).rejects.toThrow();
+    await expect(plane.program(goldenSnapshot("single-route"), { signal: gone })).rejects.toThrow();
     expect(plane.state().pushes).toBe(0);
   });
 });

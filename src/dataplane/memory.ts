@@ -2,7 +2,7 @@
 // demo read it through a small admin surface that the server mounts only when
 // this sink is chosen (`GET /debug/dataplane`, `POST /debug/dataplane/fail-next`).
 
-import type { Snapshot } from "../envoy/snapshot.js";
+import type { Snapshot } from "../translate/snapshot.js";
 import type { DataPlane, ProgramOptions, ProgramResult } from "./dataplane.js";
 import { formatReadRevision, judgeRevision, type ReadRevision } from "./read-revision.js";
 

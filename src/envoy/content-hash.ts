@@ -29,7 +29,7 @@ function hashRouteConfiguration(hash: Hash, rc: RouteConfiguration): void {
     hash.update(JSON.stringify(rc));
     return;
   }
-  // The fields of RouteConfiguration in the order snapshot.ts writes them; virtual_hosts is last.
+  // The fields of RouteConfiguration in the order translate/envoy.ts writes them; virtual_hosts is last.
   hash.update(`{"@type":${JSON.stringify(rc["@type"])},"name":${JSON.stringify(rc.name)},"virtual_hosts":[`);
   for (let i = 0; i < hosts.length; i++) {
     if (i > 0) hash.update(",");

@@ -5,7 +5,7 @@ import type { EdgeRouteV2 } from "../api/types.js";
 import type { RouteProgramming } from "../dataplane/dataplane.js";
 import { describeDropped } from "../routing/claims.js";
 import type { DesiredCondition } from "./conditions.js";
-import type { RouteOutcome } from "../envoy/snapshot.js";
+import type { RouteOutcome } from "../translate/snapshot.js";
 
 /** The distinct Services a route sends traffic to. */
 export function backendServices(route: EdgeRouteV2): string[] {

@@ -6,7 +6,7 @@
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import type { EdgeRouteV2 } from "../api/types.js";
 import { readRevision, type ReadRevision } from "../dataplane/read-revision.js";
-import type { EndpointsByService } from "../envoy/snapshot.js";
+import type { EndpointsByService } from "../translate/snapshot.js";
 import { endpointsByService } from "../routing/service-endpoints.js";
 import type { ClusterState } from "./cluster-state.js";
 import { slimRoute } from "./slim-route.js";

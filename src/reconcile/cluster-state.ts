@@ -26,7 +26,7 @@ import {
   type ReadRevision,
   type RevisionPart,
 } from "../dataplane/read-revision.js";
-import type { EndpointsByService } from "../envoy/snapshot.js";
+import type { EndpointsByService } from "../translate/snapshot.js";
 import type { KubeClient } from "../kube/client.js";
 import { Informer, type EventType } from "../kube/informer.js";
 import { keyOf, objectKey, type Watched } from "../kube/object-key.js";

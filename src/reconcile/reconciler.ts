@@ -31,7 +31,7 @@ import { Registry } from "prom-client";
 import { createReconcileMetrics, type ReconcileMetrics } from "./reconcile-metrics.js";
 import { checkRoute } from "../routing/route-check.js";
 import { serviceEndpoints, serviceKey, type ServiceEndpoints } from "../routing/service-endpoints.js";
-import { routeKey, type EndpointsByService, type Snapshot } from "../envoy/snapshot.js";
+import { routeKey, type EndpointsByService, type Snapshot } from "../translate/snapshot.js";
 import { SnapshotPipeline } from "./snapshot-pipeline.js";
 import type { DataPlane, RouteStanding } from "../dataplane/dataplane.js";
 import type { ReadRevision } from "../dataplane/read-revision.js";

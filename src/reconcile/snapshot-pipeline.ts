@@ -18,7 +18,7 @@ import {
   type EndpointsByService,
   type Snapshot,
   type SnapshotOptions,
-} from "../envoy/snapshot.js";
+} from "../translate/snapshot.js";
 import type { Logger } from "../observability/logger.js";
 import type { ClusterState } from "./cluster-state.js";
 import { Registry } from "prom-client";

@@ -8,7 +8,7 @@
 // as the cache still holds the version the write was made on.
 
 import type { EdgeRouteStatus, EdgeRouteV2 } from "../api/types.js";
-import { routeKey } from "../envoy/snapshot.js";
+import { routeKey } from "../translate/snapshot.js";
 
 interface Written {
   /** The resourceVersion the write was made on, and the one it returned. */

@@ -9,7 +9,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { EdgeRouteV2, HeaderMatch, RouteMatch } from "../api/types.js";
-import { buildSnapshot } from "../envoy/snapshot.js";
+import { buildSnapshot } from "../translate/snapshot.js";
 import { serviceKey, type ServiceEndpoints } from "../routing/service-endpoints.js";
 import { conflictWarnings, summarize } from "./conflicts.js";
 

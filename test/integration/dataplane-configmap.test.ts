@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import type { KubeClient } from "../../src/kube/client.js";
 import { XDS_FILES } from "../../src/envoy/envoy-resources.js";
-import { buildSnapshot, type Snapshot } from "../../src/envoy/snapshot.js";
+import { buildSnapshot, type Snapshot } from "../../src/translate/snapshot.js";
 import {
   CONFIGMAP_MAX_BYTES,
   EnvoyConfigMapDataPlane,
@@ -18,10 +18,10 @@ import {
 } from "../../src/dataplane/envoy-configmap.js";
 import { failureDetail, type ProgramResult } from "../../src/dataplane/dataplane.js";
 import type { ReadRevision } from "../../src/dataplane/read-revision.js";
-import { BOOTSTRAP_FILE, envoyBootstrap } from "../../src/envoy/envoy-files.js";
+import { BOOTSTRAP_FILE, envoyBootstrap } from "../../src/translate/envoy-files.js";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import { waitFor } from "../harness/process.js";
-import { snapshotCase } from "../golden/snapshot-cases.js";
+import { goldenSnapshot } from "../golden/xds-cases.js";
 import { syntheticInput } from "../fixtures/synthetic-routes.js";
 
 const NS = "edge-system";
@@ -78,8 +78,8 @@ afterAll(async () => {
 });
 
 describe("envoy-configmap data plane", () => {
-  const a = snapshotCase("single-route");
-  const b = snapshotCase("weighted-canary");
+  const a = goldenSnapshot("single-route");
+  const b = goldenSnapshot("weighted-canary");
 
   it("creates the ConfigMap with the four DiscoveryResponses, the bootstrap and the version", async () => {
     const plane = sink("xds-basic");

@@ -5,7 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { XdsDataPlane } from "../../src/dataplane/xds/xds-dataplane.js";
-import type { Snapshot } from "../../src/envoy/snapshot.js";
+import type { Snapshot } from "../../src/translate/snapshot.js";
 import { OTHER_METHOD, startEchoBackend, type EchoBackend } from "../xds/echo-backend.js";
 import { startGoXdsClient, type GoCallResult, type GoXdsClient } from "../harness/xds-go.js";
 import { goClientSnapshot, HOSTS, type GoClientPorts } from "./xds-go-routes.js";

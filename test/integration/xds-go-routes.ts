@@ -2,7 +2,7 @@
 // each, built as the reconcile builds them (test/xds/fixtures.ts);
 // xds-validate.test.ts checks the same snapshots against Envoy's rules.
 
-import type { Snapshot } from "../../src/envoy/snapshot.js";
+import type { Snapshot } from "../../src/translate/snapshot.js";
 import { adsSnapshot, edgeRoute, endpoints, PORT } from "../xds/fixtures.js";
 
 export const HOSTS = {

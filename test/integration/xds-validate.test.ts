@@ -1,15 +1,22 @@
 // What the ADS server serves, against the rules of Envoy's protos as
 // go-control-plane compiles them (protoc-gen-validate's ValidateAll, on each
 // resource and on every Any inside it): the repo's own decoder checks shapes
-// and field names, not rules such as "at least one cluster".
+// and field names, not rules such as "at least one cluster". The golden cases
+// are checked as their golden files hold them (what Envoy and a gRPC client
+// receive, test/golden/xds/CASE/envoy.json and grpc.json), which
+// test/unit/xds.golden.test.ts keeps equal to what is served, byte for byte.
 
 import { describe, expect, it } from "vitest";
 import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
-import type { Snapshot } from "../../src/envoy/snapshot.js";
+import type { Snapshot } from "../../src/translate/snapshot.js";
 import { encodeResource } from "../../src/dataplane/xds/proto-codec.js";
-import { apiListenerResource, isApiListenerName, XdsEncoder } from "../../src/dataplane/xds/resources.js";
+import { apiListenerResource, XdsEncoder } from "../../src/dataplane/xds/resources.js";
+import { isApiListenerName } from "../../src/translate/grpc.js";
 import { syntheticInput } from "../fixtures/synthetic-routes.js";
-import { snapshotCase, snapshotCases } from "../golden/snapshot-cases.js";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { goldenCases, XDS_GOLDEN_DIR } from "../golden/xds-cases.js";
+import type { Received } from "../golden/xds-received.js";
 import { adsSnapshot } from "../xds/fixtures.js";
 import { validateResources, type ResourceToValidate } from "../harness/xds-go.js";
 import { goClientSnapshot } from "./xds-go-routes.js";
@@ -56,9 +63,17 @@ async function expectAllValid(snapshot: Snapshot): Promise<void> {
 }
 
 describe("served resources against Envoy's validation rules (xds-go validate)", () => {
-  for (const name of snapshotCases())
-    it(`golden case ${name}`, async () => {
-      await expectAllValid(snapshotCase(name));
+  for (const name of goldenCases())
+    it(`golden case ${name}: what Envoy and a gRPC client receive`, async () => {
+      const resources: ResourceToValidate[] = [];
+      for (const file of ["envoy.json", "grpc.json"]) {
+        const golden = JSON.parse(readFileSync(join(XDS_GOLDEN_DIR, name, file), "utf8")) as Received;
+        for (const list of Object.values(golden.resources))
+          for (const r of list)
+            resources.push(encoded(`${file} ${r.name}`, r.resource as { readonly "@type": string }));
+      }
+      expect(resources.length).toBeGreaterThanOrEqual(4);
+      expect(await validateResources(resources)).toEqual([]);
     });
 
   it("the snapshot xds-go-client.test.ts serves (prefix, headers, weights, a timeout), and its switched one", async () => {

@@ -4,7 +4,7 @@
 
 import type { EdgeRouteV2, RouteRule } from "../../src/api/types.js";
 import type { ServiceEndpoints } from "../../src/routing/service-endpoints.js";
-import { buildSnapshot, type EndpointsByService, type Snapshot } from "../../src/envoy/snapshot.js";
+import { buildSnapshot, type EndpointsByService, type Snapshot } from "../../src/translate/snapshot.js";
 
 export const NS = "shop";
 export const PORT = 50051;

@@ -10,7 +10,7 @@
 
 import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
 import { ROUTE_CONFIG_NAME } from "../../src/envoy/envoy-resources.js";
-import { hostRoutesName } from "../../src/dataplane/xds/resources.js";
+import { hostRoutesName } from "../../src/translate/grpc.js";
 import { adsClient, deltaStream, sotwStream } from "./raw-ads-client.js";
 
 export type Protocol = "sotw" | "delta";

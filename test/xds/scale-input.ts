@@ -3,7 +3,7 @@
 // changes the scale test and `npm run bench:xds` push.
 
 import type { EdgeRouteV2 } from "../../src/api/types.js";
-import { buildSnapshot, type EndpointsByService, type Snapshot } from "../../src/envoy/snapshot.js";
+import { buildSnapshot, type EndpointsByService, type Snapshot } from "../../src/translate/snapshot.js";
 import { syntheticInput } from "../fixtures/synthetic-routes.js";
 
 export interface ScaleInput {

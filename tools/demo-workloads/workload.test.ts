@@ -12,7 +12,7 @@ import type { EdgeRouteV2 } from "../../src/api/types.js";
 import { readClientState, setLink, type ClientState } from "../../src/demo/client-state.js";
 import { startLocalWorkload, type LocalWorkload } from "../../src/demo/local-workload.js";
 import { backendArgs, clientArgs } from "../../src/demo/workloads.js";
-import type { Snapshot } from "../../src/envoy/snapshot.js";
+import type { Snapshot } from "../../src/translate/snapshot.js";
 import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
 import type { ProgramResult } from "../../src/dataplane/dataplane.js";
 import { XdsDataPlane } from "../../src/dataplane/xds/xds-dataplane.js";

@@ -12,7 +12,7 @@ import {
 } from "../../../test/xds/echo-backend.js";
 import { adsSnapshot, edgeRoute, endpoints, PORT } from "../../../test/xds/fixtures.js";
 import { useXdsServer, xdsClient } from "../../../test/xds/grpc-xds-client.js";
-import type { Snapshot } from "../../envoy/snapshot.js";
+import type { Snapshot } from "../../translate/snapshot.js";
 import type { ProgramResult } from "../dataplane.js";
 import { XdsDataPlane } from "./xds-dataplane.js";
 

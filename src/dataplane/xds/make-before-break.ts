@@ -11,13 +11,8 @@
 // clusters once its routes name them) asks for it itself, after the routes.
 
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
-import {
-  apiListenerResource,
-  digestOf,
-  hostOfRoutesName,
-  isApiListenerName,
-  requiredNames,
-} from "./resources.js";
+import { hostOfRoutesName, isApiListenerName } from "../../translate/grpc.js";
+import { apiListenerResource, digestOf, requiredNames } from "./resources.js";
 import type { XdsResource, XdsSnapshot } from "./resources.js";
 import type { Names } from "./subscription.js";
 

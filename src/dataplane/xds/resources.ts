@@ -2,47 +2,36 @@
 // with a version of its own (for Delta) and a digest per subscription (so that
 // State of the World sends a type only when what a client asked for changed).
 //
-// Additions to the builder's resources, all derived here so that the builder
-// and its golden files stay as they are:
-//  - an API listener for whatever host name a client asks LDS for (a
-//    proxyless gRPC client with target `xds:///HOST` asks for HOST), pointing
-//    through ADS at a route configuration of its own, `edge/HOST`, which holds
-//    only the virtual host HOST lands on. A route change then reaches only the
-//    clients of its host, and a client of many hosts on Delta gets only the
-//    host that changed (not the 2.76 MB of every host at 10,000 routes). Both
-//    are made on demand and never withdrawn: the virtual hosts decide what
-//    routes, so a wildcard host serves gRPC clients too, and a host whose
-//    routes all went still has its listener and an empty route configuration
-//    (grpc-js-xds 1.14 never notices a resource that comes back unchanged
-//    after it was gone). Envoy asks for every listener and gets only its own:
-//    it takes no API listener through LDS;
-//  - Envoy's listener keeps the one route configuration `edge` holding every
-//    virtual host (docs/architecture.md says why: an edge proxy serves every
-//    host, and VHDS would fetch each host on its first request);
-//  - `path_separated_prefix` (a whole-segment prefix), which gRPC's xDS client
-//    refuses, becomes the pair it means: the exact path and the prefix with a
-//    slash. Envoy reads both the same way, so both kinds of client get the
-//    same routes;
-//  - a route's timeout is also its `max_stream_duration`, the field gRPC reads;
-//  - endpoints carry a locality and its weight: gRPC's client refuses a
-//    locality left unset, and skips one without a weight (Envoy ignores both
-//    unless locality-weighted balancing is asked for).
+// What each kind of client gets is the translation's (src/translate/): the
+// resources served over ADS (envoy.ts's adsResources, one form Envoy and
+// gRPC's client both read), and for a gRPC client the API listener of each
+// host it asks LDS for, and that host's route configuration `edge/HOST`
+// (grpc.ts). This side serves them: it picks what a subscription asks for,
+// and makes a host's listener and `edge/HOST` on its first ask, kept with the
+// snapshot so every client of the host shares them, never withdrawn (the
+// virtual hosts decide what routes, so a wildcard host serves gRPC clients
+// too, and a host whose routes all went still has its listener and an empty
+// route configuration: grpc-js-xds 1.14 never notices a resource that comes
+// back unchanged after it was gone). Envoy asks for every listener and gets
+// only its own: it takes no API listener through LDS.
 
 import { createHash } from "node:crypto";
+import { ROUTE_CONFIG_NAME, TYPE_URL } from "../../envoy/envoy-resources.js";
 import {
-  LISTENER_NAME,
-  ROUTE_CONFIG_NAME,
-  TYPE_URL,
-  listener as envoyListener,
-  type Cluster,
-  type ClusterLoadAssignment,
-  type ConfigSource,
-  type EnvoyRoute,
-  type RouteAction,
-  type RouteConfiguration,
-  type VirtualHost,
-} from "../../envoy/envoy-resources.js";
-import type { Snapshot } from "../../envoy/snapshot.js";
+  adsResources,
+  NO_ROUTES,
+  type AdsRouteConfiguration,
+  type ResourceJson,
+} from "../../translate/envoy.js";
+import {
+  apiListener,
+  clustersOfVirtualHost,
+  domainFor,
+  hostRoutesName,
+  isApiListenerName,
+  routesOfVirtualHost,
+} from "../../translate/grpc.js";
+import type { Snapshot } from "../../translate/snapshot.js";
 import {
   encodeMessage,
   encodeResource,
@@ -100,45 +89,6 @@ export interface XdsSnapshot {
   hostRoutes(hostname: string): XdsResource;
 }
 
-const ROUTER = { name: "envoy.filters.http.router", typed_config: { "@type": TYPE_URL.router } } as const;
-const ADS_SOURCE: ConfigSource = { ads: {}, resource_api_version: "V3" };
-
-/** The route configuration of one host's API listener: `edge/HOST` (a host name holds no `/`). */
-export function hostRoutesName(hostname: string): string {
-  return `${ROUTE_CONFIG_NAME}/${hostname}`;
-}
-
-/** The host name of a per-host route configuration's name, if it is one. */
-export function hostOfRoutesName(name: string): string | undefined {
-  const prefix = `${ROUTE_CONFIG_NAME}/`;
-  if (!name.startsWith(prefix)) return undefined;
-  const host = name.slice(prefix.length);
-  return isApiListenerName(host) ? host : undefined;
-}
-
-/** The API listener a gRPC client asks for by the host name in its `xds:///HOST` target. */
-export function apiListener(hostname: string): ApiListener {
-  return {
-    "@type": TYPE_URL.listener,
-    name: hostname,
-    api_listener: {
-      api_listener: {
-        "@type": TYPE_URL.httpConnectionManager,
-        stat_prefix: "edge",
-        rds: { config_source: ADS_SOURCE, route_config_name: hostRoutesName(hostname) },
-        http_filters: [ROUTER],
-      },
-    },
-  };
-}
-
-const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** A name a gRPC target can ask LDS for: a DNS-1123 host name, and not Envoy's own listener's. */
-export function isApiListenerName(name: string): boolean {
-  return name.length <= 253 && HOSTNAME.test(name) && name !== LISTENER_NAME;
-}
-
 const apiListeners = new Map<string, XdsResource>();
 
 /** The API listener for `hostname`, encoded once per process (it never changes). */
@@ -151,111 +101,6 @@ export function apiListenerResource(hostname: string): XdsResource {
     if (apiListeners.size < 10_000) apiListeners.set(hostname, r);
   }
   return r;
-}
-
-/** The virtual host a host name lands on, as gRPC and Envoy pick it: exact, then the longest `*.suffix`, then `*`. */
-export function domainFor(hostname: string, domains: ReadonlyMap<string, unknown>): string | undefined {
-  if (domains.has(hostname)) return hostname;
-  let best: string | undefined;
-  for (const d of domains.keys())
-    if (d.startsWith("*.") && hostname.endsWith(d.slice(1)) && hostname.length > d.length - 1)
-      if (best === undefined || d.length > best.length) best = d;
-  return best ?? (domains.has("*") ? "*" : undefined);
-}
-
-/** A resource in proto3 JSON form. */
-export interface ResourceJson {
-  readonly "@type": string;
-}
-
-/** The API listener's shape, for the type checker; envoy-proto tests check it against Envoy's protos. */
-export interface ApiListener extends ResourceJson {
-  readonly name: string;
-  readonly api_listener: { readonly api_listener: Readonly<Record<string, unknown>> };
-}
-
-export interface XdsRouteConfiguration extends ResourceJson {
-  readonly name: string;
-  readonly virtual_hosts?: readonly (Omit<VirtualHost, "routes"> & {
-    readonly routes: readonly XdsRoute[];
-  })[];
-}
-
-type XdsRoute = Omit<EnvoyRoute, "match" | "route"> & {
-  readonly match: Readonly<Record<string, unknown>>;
-  readonly route: RouteAction & { readonly max_stream_duration?: { readonly max_stream_duration: string } };
-};
-
-/**
- * The route's timeout as gRPC's client reads it too: gRFC A31 takes the call's
- * deadline from `max_stream_duration` (and ignores `timeout`, Envoy's); Envoy
- * bounds the whole stream by it, which is what the route's timeout means.
- */
-function withStreamDuration(action: RouteAction): XdsRoute["route"] {
-  if (action.timeout === undefined) return action;
-  let a = streamDurations.get(action);
-  if (a === undefined) {
-    a = { ...action, max_stream_duration: { max_stream_duration: action.timeout } };
-    streamDurations.set(action, a);
-  }
-  return a;
-}
-/** One per action object: actions are shared by every rule that sends the same way (route-actions.ts). */
-const streamDurations = new WeakMap<RouteAction, XdsRoute["route"]>();
-
-/** The virtual host for hosts no route names: no routes (Envoy answers 404, gRPC UNAVAILABLE, as with none). */
-const NO_ROUTES = { name: "*", domains: ["*"], routes: [] } as const;
-
-/**
- * The route configuration with each whole-segment prefix spelt as an exact
- * path and a prefix, and a catch-all virtual host without routes when there
- * is none: grpc-js-xds 1.14 throws (an unhandled rejection, and the channel
- * keeps its old routes) when no virtual host matches its target.
- */
-export function grpcCompatibleRoutes(rc: RouteConfiguration): XdsRouteConfiguration {
-  const hosts = rc.virtual_hosts ?? [];
-  const catchAll = hosts.some((vh) => vh.domains.includes("*")) ? [] : [NO_ROUTES];
-  return {
-    ...rc,
-    virtual_hosts: [...hosts, ...catchAll].map((vh) => ({
-      ...vh,
-      routes: vh.routes.flatMap((r): XdsRoute[] => {
-        const route = withStreamDuration(r.route);
-        if (!("path_separated_prefix" in r.match)) return [{ ...r, route }];
-        const { path_separated_prefix: p, headers } = r.match;
-        const h = headers === undefined ? {} : { headers };
-        return [
-          { name: r.name, match: { path: p, ...h }, route },
-          { name: r.name, match: { prefix: `${p}/`, ...h }, route },
-        ];
-      }),
-    })),
-  };
-}
-
-/** The endpoints in one locality of weight 1, which gRPC's client needs and Envoy ignores. */
-export function withLocality(cla: ClusterLoadAssignment): ResourceJson {
-  if (cla.endpoints === undefined) return cla;
-  const [{ lb_endpoints }] = cla.endpoints;
-  return { ...cla, endpoints: [{ locality: {}, lb_endpoints, load_balancing_weight: 1 }] } as ResourceJson;
-}
-
-/** A route's key from an Envoy route's name, `namespace/name/rN/mM` (snapshot.ts names them). */
-function routeKeyOf(envoyRouteName: string): string {
-  return envoyRouteName.split("/", 2).join("/");
-}
-
-function routesOfHost(vh: VirtualHost): readonly string[] {
-  return [...new Set(vh.routes.map((r) => routeKeyOf(r.name)))].sort();
-}
-
-function clustersOfHost(vh: VirtualHost): readonly string[] {
-  const names = new Set<string>();
-  for (const r of vh.routes) {
-    if ("cluster" in r.route) names.add(r.route.cluster);
-    else for (const c of r.route.weighted_clusters.clusters) names.add(c.name);
-  }
-  return [...names].sort();
 }
 
 /**
@@ -369,7 +214,7 @@ function jsonKey(json: unknown): string {
 
 /** A route configuration's bytes: its head (the name), then each virtual host as a repeated field. */
 function routeConfigBytes(name: string, hosts: readonly Uint8Array[]): Buffer {
-  const head: XdsRouteConfiguration = { "@type": TYPE_URL.routeConfiguration, name };
+  const head: AdsRouteConfiguration = { "@type": TYPE_URL.routeConfiguration, name };
   const parts: Uint8Array[] = [encodeResource(head).value];
   for (const bytes of hosts) parts.push(fieldKey(VIRTUAL_HOSTS_FIELD), varint(bytes.byteLength), bytes);
   return Buffer.concat(parts);
@@ -412,7 +257,7 @@ export class XdsEncoder {
    * keeps its bytes from the last snapshot: a one-route change encodes one host.
    * Answers them by domain, in order.
    */
-  private virtualHosts(rc: XdsRouteConfiguration): EncodedHost[] {
+  private virtualHosts(rc: AdsRouteConfiguration): EncodedHost[] {
     return (rc.virtual_hosts ?? []).map((vh) => {
       const key = jsonKey(vh);
       const bytes = this.previousHosts.get(key) ?? this.nextHosts.get(key) ?? encodeMessage(VIRTUAL_HOST, vh);
@@ -442,8 +287,10 @@ export class XdsEncoder {
   }
 
   /**
-   * `edge/HOST`, made on first ask: the virtual host HOST lands on, as gRPC
-   * picks it (the catch-all `*` at least, which every served configuration has).
+   * `edge/HOST`, made on first ask: the bytes of grpc.ts's
+   * hostRouteConfiguration (the virtual host HOST lands on, the catch-all `*`
+   * at least), spliced from the virtual hosts already encoded rather than
+   * encoded again; test/unit/xds.golden.test.ts checks they are the same bytes.
    */
   private hostRoutesOf(
     byDomain: ReadonlyMap<string, EncodedHost>,
@@ -478,34 +325,17 @@ export class XdsEncoder {
       return r;
     };
     const { resources } = snapshot;
-    // Whatever config source the snapshot was built with, clients of this sink get everything through ADS.
-    const listeners = resources.listeners.map((l) =>
-      one(
-        l.name,
-        envoyListener(
-          { address: l.address.socket_address.address, port: l.address.socket_address.port_value },
-          { kind: "ads" },
-        ),
-      ),
-    );
+    const served = adsResources(resources);
     const byDomain = new Map<string, EncodedHost>();
-    const routeConfigs = resources.routeConfigurations.map((c) => {
-      const hosts = this.virtualHosts(grpcCompatibleRoutes(c));
+    const routeConfigs = served.routeConfigurations.map((c) => {
+      const hosts = this.virtualHosts(c);
       for (const h of hosts) for (const d of h.domains) byDomain.set(d, h);
       return this.routeConfiguration(c.name, hosts);
     });
     const lists: Record<XdsTypeUrl, XdsResource[]> = {
-      [TYPE_URL.cluster]: resources.clusters.map((c) => {
-        const viaAds: Cluster = {
-          ...c,
-          eds_cluster_config: { eds_config: ADS_SOURCE, service_name: c.eds_cluster_config.service_name },
-        };
-        return one(c.name, viaAds);
-      }),
-      [TYPE_URL.clusterLoadAssignment]: resources.clusterLoadAssignments.map((c) =>
-        one(c.cluster_name, withLocality(c)),
-      ),
-      [TYPE_URL.listener]: listeners,
+      [TYPE_URL.cluster]: served.clusters.map((c) => one(c.name, c)),
+      [TYPE_URL.clusterLoadAssignment]: served.clusterLoadAssignments.map((c) => one(c.cluster_name, c)),
+      [TYPE_URL.listener]: served.listeners.map((l) => one(l.name, l)),
       [TYPE_URL.routeConfiguration]: routeConfigs,
     };
     this.previous = next;
@@ -521,8 +351,8 @@ export class XdsEncoder {
     const routesOfDomain = new Map<string, readonly string[]>();
     for (const c of resources.routeConfigurations)
       for (const vh of c.virtual_hosts ?? []) {
-        const clusters = clustersOfHost(vh);
-        const keys = routesOfHost(vh);
+        const clusters = clustersOfVirtualHost(vh);
+        const keys = routesOfVirtualHost(vh);
         for (const d of vh.domains) {
           clustersOfDomain.set(d, clusters);
           routesOfDomain.set(d, keys);

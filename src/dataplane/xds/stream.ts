@@ -2,7 +2,7 @@
 
 import type { ClientStatus } from "./ack-tracker.js";
 import { LISTENER_NAME, ROUTE_CONFIG_NAME } from "../../envoy/envoy-resources.js";
-import { hostOfRoutesName, isApiListenerName } from "./resources.js";
+import { hostOfRoutesName, isApiListenerName } from "../../translate/grpc.js";
 import type { Names } from "./subscription.js";
 import type { XdsSnapshot } from "./resources.js";
 import type { ResponseChunks } from "./response-chunks.js";

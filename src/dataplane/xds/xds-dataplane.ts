@@ -12,7 +12,7 @@
 // ACK record (a Lease, ack-records-lease.ts) and program() decides from all
 // live records, its own taken fresh from memory (ack-records.ts).
 
-import type { Snapshot } from "../../envoy/snapshot.js";
+import type { Snapshot } from "../../translate/snapshot.js";
 import type { KubeClient } from "../../kube/client.js";
 import { silentLogger, type Logger } from "../../observability/logger.js";
 import {

@@ -11,7 +11,7 @@ import { ModelAdsClient } from "../../../test/xds/model-ads-client.js";
 import { adsClient, deltaStream, sotwStream } from "../../../test/xds/raw-ads-client.js";
 import type { EdgeRouteV2 } from "../../api/types.js";
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
-import type { EndpointsByService, Snapshot } from "../../envoy/snapshot.js";
+import type { EndpointsByService, Snapshot } from "../../translate/snapshot.js";
 import { decodeResource } from "./proto-codec.js";
 import { SPARE_NAMES } from "./resources.js";
 import { XdsDataPlane } from "./xds-dataplane.js";

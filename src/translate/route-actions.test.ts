@@ -2,8 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseGatewayDuration } from "../api/duration.js";
 import type { RouteRule } from "../api/types.js";
-import type { RouteAction } from "./envoy-resources.js";
-import { protoDuration } from "./proto-duration.js";
+import type { RouteAction } from "../envoy/envoy-resources.js";
+import { protoDuration } from "../envoy/proto-duration.js";
 import { RouteActions } from "./route-actions.js";
 import type { ServiceEndpoints } from "../routing/service-endpoints.js";
 

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { EnvoyProtos } from "../../test/envoy/envoy-proto.js";
-import { snapshotCase, snapshotCases } from "../../test/golden/snapshot-cases.js";
-import { XDS_FILES } from "./envoy-resources.js";
+import { goldenCases, goldenSnapshot } from "../../test/golden/xds-cases.js";
+import { XDS_FILES } from "../envoy/envoy-resources.js";
 import { BOOTSTRAP_FILE, envoyBootstrap, envoyFiles } from "./envoy-files.js";
 
 let protos: EnvoyProtos;
@@ -12,8 +12,8 @@ beforeAll(() => {
 
 describe("the files Envoy reads", () => {
   it("every DiscoveryResponse decodes as one, with its resources, and round-trips", () => {
-    for (const name of snapshotCases()) {
-      const snapshot = snapshotCase(name);
+    for (const name of goldenCases()) {
+      const snapshot = goldenSnapshot(name);
       const files = envoyFiles(snapshot);
       for (const file of Object.values(XDS_FILES)) {
         const doc = JSON.parse(files[file] as string) as {
@@ -36,7 +36,7 @@ describe("the files Envoy reads", () => {
   });
 
   it("the bootstrap is a valid Bootstrap that reads LDS and CDS from the watched directory", () => {
-    const files = envoyFiles(snapshotCase("single-route"), { dir: "/xds" });
+    const files = envoyFiles(goldenSnapshot("single-route"), { dir: "/xds" });
     const bootstrap = parse(files[BOOTSTRAP_FILE] as string) as unknown;
     expect(bootstrap).toEqual(envoyBootstrap({ dir: "/xds" }));
     expect(protos.check("envoy.config.bootstrap.v3.Bootstrap", bootstrap)).toEqual([]);

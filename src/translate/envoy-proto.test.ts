@@ -3,7 +3,7 @@
 
 import { beforeAll, describe, expect, it } from "vitest";
 import { EnvoyProtos } from "../../test/envoy/envoy-proto.js";
-import { snapshotCase, snapshotCases } from "../../test/golden/snapshot-cases.js";
+import { goldenCases, goldenSnapshot } from "../../test/golden/xds-cases.js";
 import { buildSnapshot } from "./snapshot.js";
 
 let protos: EnvoyProtos;
@@ -12,9 +12,9 @@ beforeAll(() => {
 });
 
 describe("generated resources against Envoy's protos", () => {
-  for (const name of snapshotCases()) {
+  for (const name of goldenCases()) {
     it(`${name}: every resource decodes and round-trips`, () => {
-      const { resources } = snapshotCase(name);
+      const { resources } = goldenSnapshot(name);
       const all = [
         ...resources.listeners,
         ...resources.routeConfigurations,

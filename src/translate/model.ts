@@ -1,27 +1,16 @@
-// buildSnapshot: all live routes and the Services that exist become one set of
-// Envoy resources, versioned by a hash of its content, with a verdict per route.
-// Pure and deterministic: the same routes and endpoints in any order give the
-// same snapshot. Terminating routes are the caller's to leave out.
+// The translation's first step: all live routes and the Services that exist
+// become the routing model, in named phases (as Contour's Build() is a list of
+// compute* calls): rank the routes, claim their matches oldest first into
+// virtual hosts, then list the clusters the kept rules send to. Pure and
+// deterministic: the same routes and endpoints in any order give the same model.
+// Its virtual hosts' routes are already Envoy's route entries (match and
+// action): every kind of client reads those, and what gRPC's client needs on
+// top is derived later (envoy.ts, grpc.ts).
 
 import { LIMITS } from "../api/schema.js";
 import type { EdgeRouteV2, PathMatchType, RouteMatch, RouteRule } from "../api/types.js";
 import { ClaimRegistry, describeDropped, HELD, type DroppedMatch } from "../routing/claims.js";
-import { contentVersion } from "./content-hash.js";
-import {
-  cluster,
-  clusterLoadAssignment,
-  DEFAULT_XDS_DIR,
-  listener,
-  ROUTE_CONFIG_NAME,
-  TYPE_URL,
-  type ConfigSourceOptions,
-  type EnvoyResources,
-  type EnvoyRoute,
-  type HeaderMatcher,
-  type ListenerOptions,
-  type RouteAction,
-  type VirtualHost,
-} from "./envoy-resources.js";
+import type { EnvoyRoute, HeaderMatcher, RouteAction, VirtualHost } from "../envoy/envoy-resources.js";
 import { envoyPathMatch, normalizePath } from "../routing/path-match.js";
 import { HeaderSets } from "./header-sets.js";
 import { RouteActions } from "./route-actions.js";
@@ -41,21 +30,21 @@ export type RouteOutcome =
       readonly message: string;
     };
 
-export interface Snapshot {
-  /** 16 hex digits of the SHA-256 of the resources' canonical JSON. */
-  readonly version: string;
-  readonly resources: EnvoyResources;
-  /** One per input route, sorted by key. */
-  readonly outcomes: readonly RouteOutcome[];
+/** One cluster per Service port a kept rule sends to, with the Service's ready addresses on that port. */
+export interface BackendCluster {
+  /** `namespace/service:port`. */
+  readonly name: string;
+  readonly addresses: readonly SocketAddress[];
 }
 
-export interface SnapshotOptions {
-  /** Default 0.0.0.0:8080. */
-  readonly listener?: Partial<ListenerOptions>;
-  /** Default: files in /etc/envoy/xds, the envoy-configmap sink's mount. */
-  readonly configSource?: ConfigSourceOptions;
-  /** Protobuf Duration JSON; default `5s`. */
-  readonly connectTimeout?: string;
+/** What the routes mean, before any client's form. */
+export interface RouteModel {
+  /** One per input route, sorted by key. */
+  readonly outcomes: readonly RouteOutcome[];
+  /** By host name (the catch-all `*` last), each with its routes in Envoy's match order. */
+  readonly virtualHosts: readonly VirtualHost[];
+  /** Sorted by name. */
+  readonly clusters: readonly BackendCluster[];
 }
 
 /** The routes' Services, by `namespace/name`; a Service absent from the map does not exist. */
@@ -89,6 +78,11 @@ const SUFFIXES: readonly (readonly string[])[] = Array.from({ length: LIMITS.rul
 
 function entrySuffix(rule: number, match: number): string {
   return SUFFIXES[rule]?.[match] ?? `/r${rule}/m${match}`;
+}
+
+/** A route's key from the name of one of its entries, `namespace/name/rN/mM`. */
+export function routeKeyOfEntry(entryName: string): string {
+  return entryName.split("/", 2).join("/");
 }
 
 function envoyRoute(
@@ -146,26 +140,18 @@ function sortedRoutes(host: HostRoutes): EnvoyRoute[] {
   return order.map((i) => routes[i] as EnvoyRoute);
 }
 
-/**
- * The whole data-plane configuration for the live routes, in named phases (as
- * Contour's Build() is a list of compute* calls): rank the routes, claim their
- * matches oldest first into virtual hosts, then assemble and version the
- * Envoy resources.
- */
-export function buildSnapshot(
-  routes: readonly EdgeRouteV2[],
-  endpoints: EndpointsByService,
-  options: SnapshotOptions = {},
-): Snapshot {
+/** The routing model of the live routes: rank, claim, virtual hosts, clusters. */
+export function translateRoutes(routes: readonly EdgeRouteV2[], endpoints: EndpointsByService): RouteModel {
   const ranking = rankRoutes(routes);
   const claimed = claimRoutes(routes, ranking, endpoints);
-  const resources = assembleResources(
-    virtualHostsOf(claimed.byHost),
-    clusterNamesOf(claimed.usedActions),
-    endpoints,
-    options,
-  );
-  return { version: contentVersion(resources), resources, outcomes: claimed.outcomes };
+  return {
+    outcomes: claimed.outcomes,
+    virtualHosts: virtualHostsOf(claimed.byHost),
+    clusters: clusterNamesOf(claimed.usedActions).map((name) => ({
+      name,
+      addresses: addressesOf(name, endpoints),
+    })),
+  };
 }
 
 /** The routes' keys and their two orders: by key (where each outcome goes) and by age (who claims first). */
@@ -311,32 +297,6 @@ function clusterNamesOf(usedActions: ReadonlySet<RouteAction>): string[] {
     else for (const c of action.weighted_clusters.clusters) used.add(c.name);
   }
   return [...used].sort();
-}
-
-function assembleResources(
-  virtualHosts: VirtualHost[],
-  clusterNames: readonly string[],
-  endpoints: EndpointsByService,
-  options: SnapshotOptions,
-): EnvoyResources {
-  const source = options.configSource ?? { kind: "path", dir: DEFAULT_XDS_DIR };
-  return {
-    listeners: [
-      listener(
-        { address: options.listener?.address ?? "0.0.0.0", port: options.listener?.port ?? 8080 },
-        source,
-      ),
-    ],
-    routeConfigurations: [
-      virtualHosts.length === 0
-        ? { "@type": TYPE_URL.routeConfiguration, name: ROUTE_CONFIG_NAME }
-        : { "@type": TYPE_URL.routeConfiguration, name: ROUTE_CONFIG_NAME, virtual_hosts: virtualHosts },
-    ],
-    clusters: clusterNames.map((name) => cluster(name, options.connectTimeout ?? "5s", source)),
-    clusterLoadAssignments: clusterNames.map((name) =>
-      clusterLoadAssignment(name, addressesOf(name, endpoints)),
-    ),
-  };
 }
 
 /** The ready addresses behind a cluster named `namespace/service:port`. */

@@ -3,7 +3,7 @@
 // name, or that the Service or its port does not exist) is then one lookup by
 // strings the route already holds, with no key string built for it.
 
-import { clusterName } from "./envoy-resources.js";
+import { clusterName } from "../envoy/envoy-resources.js";
 import { serviceKey, type ServiceEndpoints } from "../routing/service-endpoints.js";
 
 export class BackendClusters {

@@ -5,7 +5,7 @@
 // rewrites the route table and never the listener: no drain.
 
 import { stringify } from "yaml";
-import { DEFAULT_XDS_DIR, TYPE_URL, XDS_FILES } from "./envoy-resources.js";
+import { DEFAULT_XDS_DIR, TYPE_URL, XDS_FILES } from "../envoy/envoy-resources.js";
 import type { Snapshot } from "./snapshot.js";
 
 export interface DiscoveryResponse {

@@ -6,8 +6,8 @@
 import { parseGatewayDuration } from "../api/duration.js";
 import type { RouteRule } from "../api/types.js";
 import { BackendClusters } from "./backend-clusters.js";
-import type { RouteAction } from "./envoy-resources.js";
-import { protoDuration } from "./proto-duration.js";
+import type { RouteAction } from "../envoy/envoy-resources.js";
+import { protoDuration } from "../envoy/proto-duration.js";
 import type { ServiceEndpoints } from "../routing/service-endpoints.js";
 
 /** A step in the trie of weighted actions: by the next cluster's name, then its weight. */

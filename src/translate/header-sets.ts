@@ -3,7 +3,7 @@
 // in a build, since many routes carry the same one (a canary or probe header).
 
 import { headerClaims, headerKey, type HeaderClaim } from "../routing/claims.js";
-import type { HeaderMatcher } from "./envoy-resources.js";
+import type { HeaderMatcher } from "../envoy/envoy-resources.js";
 
 export interface HeaderSet {
   /** Lowercase names, one per name, sorted by name. */

@@ -1,0 +1,181 @@
+// The translation's second step: the routing model becomes Envoy's resources,
+// in two forms.
+//  - envoyResources: what the snapshot holds and its version hashes; with the
+//    default config source, the form Envoy reads from the envoy-configmap
+//    sink's files (envoy-files.ts), RDS and EDS pointing at those files.
+//  - adsResources: what the xds sink serves over ADS, one form that Envoy and
+//    gRPC's xDS client both read (each resource is encoded once and sent to
+//    both, docs/architecture.md "The xds sink"), since gRPC's client refuses
+//    or mishandles some of what Envoy takes:
+//     - every config source is ADS;
+//     - `path_separated_prefix` (a whole-segment prefix), which gRPC's client
+//       refuses, becomes the pair it means: the exact path and the prefix with
+//       a slash. Envoy reads both the same way, so both get the same routes;
+//     - a route's timeout is also its `max_stream_duration`, the field gRPC reads;
+//     - a catch-all virtual host without routes when there is none: grpc-js-xds
+//       1.14 throws (an unhandled rejection, and the channel keeps its old
+//       routes) when no virtual host matches its target;
+//     - endpoints carry a locality and its weight: gRPC's client refuses a
+//       locality left unset, and skips one without a weight (Envoy ignores
+//       both unless locality-weighted balancing is asked for).
+
+import {
+  cluster,
+  clusterLoadAssignment,
+  DEFAULT_XDS_DIR,
+  listener,
+  ROUTE_CONFIG_NAME,
+  TYPE_URL,
+  type Cluster,
+  type ClusterLoadAssignment,
+  type ConfigSource,
+  type ConfigSourceOptions,
+  type EnvoyResources,
+  type EnvoyRoute,
+  type LbEndpoint,
+  type Listener,
+  type ListenerOptions,
+  type RouteAction,
+  type RouteConfiguration,
+  type VirtualHost,
+} from "../envoy/envoy-resources.js";
+import type { RouteModel } from "./model.js";
+
+export interface EnvoyOptions {
+  /** Default 0.0.0.0:8080. */
+  readonly listener?: Partial<ListenerOptions>;
+  /** Default: files in /etc/envoy/xds, the envoy-configmap sink's mount. */
+  readonly configSource?: ConfigSourceOptions;
+  /** Protobuf Duration JSON; default `5s`. */
+  readonly connectTimeout?: string;
+}
+
+/** The model as Envoy's four resource types, pointing RDS and EDS at `options.configSource`. */
+export function envoyResources(model: RouteModel, options: EnvoyOptions = {}): EnvoyResources {
+  const source = options.configSource ?? { kind: "path", dir: DEFAULT_XDS_DIR };
+  const { virtualHosts, clusters } = model;
+  return {
+    listeners: [
+      listener(
+        { address: options.listener?.address ?? "0.0.0.0", port: options.listener?.port ?? 8080 },
+        source,
+      ),
+    ],
+    routeConfigurations: [
+      virtualHosts.length === 0
+        ? { "@type": TYPE_URL.routeConfiguration, name: ROUTE_CONFIG_NAME }
+        : { "@type": TYPE_URL.routeConfiguration, name: ROUTE_CONFIG_NAME, virtual_hosts: virtualHosts },
+    ],
+    clusters: clusters.map((c) => cluster(c.name, options.connectTimeout ?? "5s", source)),
+    clusterLoadAssignments: clusters.map((c) => clusterLoadAssignment(c.name, c.addresses)),
+  };
+}
+
+/** A resource in proto3 JSON form. */
+export interface ResourceJson {
+  readonly "@type": string;
+}
+
+export type AdsRoute = Omit<EnvoyRoute, "match" | "route"> & {
+  readonly match: Readonly<Record<string, unknown>>;
+  readonly route: RouteAction & { readonly max_stream_duration?: { readonly max_stream_duration: string } };
+};
+
+export type AdsVirtualHost = Omit<VirtualHost, "routes"> & { readonly routes: readonly AdsRoute[] };
+
+export interface AdsRouteConfiguration extends ResourceJson {
+  readonly name: string;
+  readonly virtual_hosts?: readonly AdsVirtualHost[];
+}
+
+export interface AdsClusterLoadAssignment extends ResourceJson {
+  readonly cluster_name: string;
+  readonly endpoints?: readonly [
+    {
+      readonly locality: Record<string, never>;
+      readonly lb_endpoints: readonly LbEndpoint[];
+      readonly load_balancing_weight: number;
+    },
+  ];
+}
+
+/** What the xds sink serves every client: Envoy's listener, `edge`, the clusters and their endpoints. */
+export interface AdsResources {
+  readonly listeners: readonly Listener[];
+  readonly routeConfigurations: readonly AdsRouteConfiguration[];
+  readonly clusters: readonly Cluster[];
+  readonly clusterLoadAssignments: readonly (ClusterLoadAssignment | AdsClusterLoadAssignment)[];
+}
+
+const ADS_SOURCE: ConfigSource = { ads: {}, resource_api_version: "V3" };
+
+/** The virtual host for hosts no route names: no routes (Envoy answers 404, gRPC UNAVAILABLE, as with none). */
+export const NO_ROUTES: AdsVirtualHost = { name: "*", domains: ["*"], routes: [] };
+
+/**
+ * The route's timeout as gRPC's client reads it too: gRFC A31 takes the call's
+ * deadline from `max_stream_duration` (and ignores `timeout`, Envoy's); Envoy
+ * bounds the whole stream by it, which is what the route's timeout means.
+ */
+function withStreamDuration(action: RouteAction): AdsRoute["route"] {
+  if (action.timeout === undefined) return action;
+  let a = streamDurations.get(action);
+  if (a === undefined) {
+    a = { ...action, max_stream_duration: { max_stream_duration: action.timeout } };
+    streamDurations.set(action, a);
+  }
+  return a;
+}
+/** One per action object: actions are shared by every rule that sends the same way (route-actions.ts). */
+const streamDurations = new WeakMap<RouteAction, AdsRoute["route"]>();
+
+/**
+ * The route configuration with each whole-segment prefix spelt as an exact
+ * path and a prefix, each timeout also a stream duration, and a catch-all
+ * virtual host without routes when there is none.
+ */
+export function adsRouteConfiguration(rc: RouteConfiguration): AdsRouteConfiguration {
+  const hosts = rc.virtual_hosts ?? [];
+  const catchAll = hosts.some((vh) => vh.domains.includes("*")) ? [] : [NO_ROUTES];
+  return {
+    ...rc,
+    virtual_hosts: [...hosts, ...catchAll].map((vh) => ({
+      ...vh,
+      routes: vh.routes.flatMap((r): AdsRoute[] => {
+        const route = withStreamDuration(r.route);
+        if (!("path_separated_prefix" in r.match)) return [{ ...r, route }];
+        const { path_separated_prefix: p, headers } = r.match;
+        const h = headers === undefined ? {} : { headers };
+        return [
+          { name: r.name, match: { path: p, ...h }, route },
+          { name: r.name, match: { prefix: `${p}/`, ...h }, route },
+        ];
+      }),
+    })),
+  };
+}
+
+/** The endpoints in one locality of weight 1, which gRPC's client needs and Envoy ignores. */
+export function withLocality(cla: ClusterLoadAssignment): ClusterLoadAssignment | AdsClusterLoadAssignment {
+  if (cla.endpoints === undefined) return cla;
+  const [{ lb_endpoints }] = cla.endpoints;
+  return { ...cla, endpoints: [{ locality: {}, lb_endpoints, load_balancing_weight: 1 }] };
+}
+
+/** The snapshot's resources as served over ADS, whatever config source the snapshot was built with. */
+export function adsResources(resources: EnvoyResources): AdsResources {
+  return {
+    listeners: resources.listeners.map((l) =>
+      listener(
+        { address: l.address.socket_address.address, port: l.address.socket_address.port_value },
+        { kind: "ads" },
+      ),
+    ),
+    routeConfigurations: resources.routeConfigurations.map(adsRouteConfiguration),
+    clusters: resources.clusters.map((c) => ({
+      ...c,
+      eds_cluster_config: { eds_config: ADS_SOURCE, service_name: c.eds_cluster_config.service_name },
+    })),
+    clusterLoadAssignments: resources.clusterLoadAssignments.map(withLocality),
+  };
+}
