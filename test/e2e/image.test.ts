@@ -9,9 +9,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:f
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildOperatorImage, type OperatorImage } from "../../src/testenv/image.js";
-import { clusterUnsupported } from "../../src/testenv/cluster.js";
-import { REPO_ROOT } from "../harness/testbin.js";
+import { buildOperatorImage, type OperatorImage } from "../../tools/testenv/image.js";
+import { clusterUnsupported } from "../../tools/testenv/cluster.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
 interface ImageConfig {
   User?: string;
