@@ -26,9 +26,9 @@ import os from "node:os";
 import path from "node:path";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
-import { startDemoEnvironment } from "../src/demo/environment.js";
-import { Teardown } from "../src/demo/teardown.js";
-import { freePort, sleep } from "../src/testenv/process.js";
+import { startDemoEnvironment } from "../tools/demo/environment.js";
+import { Teardown } from "../tools/demo/teardown.js";
+import { freePort, sleep } from "../tools/testenv/process.js";
 import { pidsOf, type Classify } from "./process-cpu.js";
 import { fmt, percentile } from "./stats.js";
 

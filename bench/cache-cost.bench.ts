@@ -11,7 +11,7 @@
 //   EDGE_OPERATOR_CLI=/path/to/older/dist/src/cli/main.js tsx bench/cache-cost.bench.ts   (before/after)
 
 import os from "node:os";
-import { startControlPlane } from "../test/harness/control-plane.js";
+import { startControlPlane } from "../tools/testenv/control-plane.js";
 import { startOperatorStack } from "../test/harness/operator-stack.js";
 import { costPerChange, createCostRoutes, settle } from "../test/harness/apiserver-cost.js";
 import { fmt } from "./stats.js";

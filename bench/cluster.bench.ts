@@ -6,10 +6,10 @@
 import { spawnSync } from "node:child_process";
 import os from "node:os";
 import path from "node:path";
-import { startCluster } from "../src/testenv/cluster.js";
-import { startControlPlane } from "../src/testenv/control-plane.js";
-import { waitFor } from "../src/testenv/process.js";
-import { REPO_ROOT } from "../src/testenv/testbin.js";
+import { startCluster } from "../tools/testenv/cluster.js";
+import { startControlPlane } from "../tools/testenv/control-plane.js";
+import { waitFor } from "../tools/testenv/process.js";
+import { REPO_ROOT } from "../tools/testenv/testbin.js";
 import { fmt, summarize } from "./stats.js";
 
 const runs = Number(process.env.RUNS ?? 3);

@@ -2,7 +2,7 @@
 // /readyz, over several cold starts (fresh data directory each time).
 
 import os from "node:os";
-import { startControlPlane } from "../test/harness/control-plane.js";
+import { startControlPlane } from "../tools/testenv/control-plane.js";
 import { fmt, summarize } from "./stats.js";
 
 const runs = Number(process.env.RUNS ?? 7);

@@ -12,8 +12,8 @@ import https from "node:https";
 import os from "node:os";
 import path from "node:path";
 import { createCa, issueCertificate } from "../src/certs/pki.js";
-import { CLI } from "../src/testenv/operator.js";
-import { freePort, sleep } from "../src/testenv/process.js";
+import { CLI } from "../tools/testenv/operator.js";
+import { freePort, sleep } from "../tools/testenv/process.js";
 import { fmt, summarize } from "./stats.js";
 
 const MIB = Number(process.env.MIB ?? 60);

@@ -12,8 +12,8 @@ import { spawn } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { clusterUnsupported, startCluster } from "../src/testenv/cluster.js";
-import { REPO_ROOT } from "../src/testenv/testbin.js";
+import { clusterUnsupported, startCluster } from "../tools/testenv/cluster.js";
+import { REPO_ROOT } from "../tools/testenv/testbin.js";
 import { fmt, summarize } from "./stats.js";
 
 const COLD = Number(process.env.COLD ?? 1);

@@ -10,11 +10,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { clusterUnsupported, startCluster } from "../src/testenv/cluster.js";
-import { buildOperatorImage } from "../src/testenv/image.js";
-import { componentPods, helmInstall, release } from "../src/testenv/operator-in-cluster.js";
-import { must } from "../src/testenv/process.js";
-import { waitFor } from "../src/testenv/process.js";
+import { clusterUnsupported, startCluster } from "../tools/testenv/cluster.js";
+import { buildOperatorImage } from "../tools/testenv/image.js";
+import { componentPods, helmInstall, release } from "../tools/testenv/operator-in-cluster.js";
+import { must } from "../tools/testenv/process.js";
+import { waitFor } from "../tools/testenv/process.js";
 import { fmt, summarize } from "./stats.js";
 
 const COLD = Number(process.env.COLD ?? 2);

@@ -20,8 +20,8 @@ import { CRD_NAME, GROUP, KIND, PLURAL, type Version } from "../src/api/types.js
 import { storageVersionHash } from "../src/migrate/storage-migration.js";
 import type { KubeClient } from "../src/kube/client.js";
 import { eachConcurrently } from "../src/kube/each-concurrently.js";
-import { startControlPlane, type ControlPlane } from "../test/harness/control-plane.js";
-import { CLI, startServe, type ServeProcess } from "../test/harness/operator.js";
+import { startControlPlane, type ControlPlane } from "../tools/testenv/control-plane.js";
+import { CLI, startServe, type ServeProcess } from "../tools/testenv/operator.js";
 import { registerOperator } from "../test/harness/operator-stack.js";
 import { fmt, summarize } from "./stats.js";
 

@@ -15,9 +15,10 @@ import type { EdgeRouteV2 } from "../src/api/types.js";
 import type { KubeClient } from "../src/kube/client.js";
 import { isNotFound } from "../src/kube/errors.js";
 import { edgeRoutePath } from "../src/kube/paths.js";
-import { startControlPlane } from "../test/harness/control-plane.js";
-import { httpsJson, startOperatorStack } from "../test/harness/operator-stack.js";
-import { freePort, sleep } from "../test/harness/process.js";
+import { startControlPlane } from "../tools/testenv/control-plane.js";
+import { httpsJson } from "../tools/testenv/https-json.js";
+import { freePort, sleep } from "../tools/testenv/process.js";
+import { startOperatorStack } from "../test/harness/operator-stack.js";
 import { ECHO_METHOD, startEchoBackend } from "../test/xds/echo-backend.js";
 import { startNodeXdsClient } from "../test/xds/node-xds-client.js";
 

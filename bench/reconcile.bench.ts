@@ -16,14 +16,10 @@
 
 import { readFileSync } from "node:fs";
 import os from "node:os";
-import { startControlPlane, type ControlPlane } from "../test/harness/control-plane.js";
-import {
-  httpsJson,
-  startOperatorStack,
-  type OperatorStack,
-  type StackOptions,
-} from "../test/harness/operator-stack.js";
-import { sleep, waitFor } from "../test/harness/process.js";
+import { startControlPlane, type ControlPlane } from "../tools/testenv/control-plane.js";
+import { startOperatorStack, type OperatorStack, type StackOptions } from "../test/harness/operator-stack.js";
+import { httpsJson } from "../tools/testenv/https-json.js";
+import { sleep, waitFor } from "../tools/testenv/process.js";
 import type { KubeClient } from "../src/kube/client.js";
 import { fmt, summarize } from "./stats.js";
 import { eachConcurrently } from "../src/kube/each-concurrently.js";

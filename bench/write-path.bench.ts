@@ -41,11 +41,11 @@ import { stringify as toYaml } from "yaml";
 import { buildCrd } from "../src/api/crd.js";
 import { GROUP, PLURAL } from "../src/api/types.js";
 import { createCa, issueCertificate } from "../src/certs/pki.js";
-import { startDemoEnvironment } from "../src/demo/environment.js";
-import { Teardown } from "../src/demo/teardown.js";
+import { startDemoEnvironment } from "../tools/demo/environment.js";
+import { Teardown } from "../tools/demo/teardown.js";
 import { loadKubeConfig } from "../src/kube/load-kubeconfig.js";
 import type { KubeClient } from "../src/kube/client.js";
-import { must, sleep, waitFor } from "../src/testenv/process.js";
+import { must, sleep, waitFor } from "../tools/testenv/process.js";
 import {
   mutatingWebhookConfiguration,
   validatingWebhookConfiguration,

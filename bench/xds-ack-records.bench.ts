@@ -11,7 +11,7 @@
 //   RUNS=3 CHANGES=40 npm run bench:xds-acks
 
 import os from "node:os";
-import { startControlPlane } from "../test/harness/control-plane.js";
+import { startControlPlane } from "../tools/testenv/control-plane.js";
 import { adsSnapshot, edgeRoute, endpoints, PORT } from "../test/xds/fixtures.js";
 import { adsClient, sotwStream } from "../test/xds/raw-ads-client.js";
 import { TYPE_URL } from "../src/envoy/envoy-resources.js";

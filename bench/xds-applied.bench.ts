@@ -12,7 +12,7 @@ import { performance } from "node:perf_hooks";
 import { TYPE_URL } from "../src/envoy/envoy-resources.js";
 import { decodeResource } from "../src/dataplane/xds/proto-codec.js";
 import type { KubeClient } from "../src/kube/client.js";
-import { startControlPlane } from "../test/harness/control-plane.js";
+import { startControlPlane } from "../tools/testenv/control-plane.js";
 import { startOperatorStack } from "../test/harness/operator-stack.js";
 import { adsClient, sotwStream } from "../test/xds/raw-ads-client.js";
 import { fmt, summarize } from "./stats.js";

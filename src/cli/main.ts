@@ -8,19 +8,12 @@ import { certsCommand } from "./certs.js";
 import { watchCommand } from "./watch.js";
 import { finalizerCommand } from "./finalizer.js";
 import { migrateCommand } from "./migrate.js";
-import { demoCommand } from "./demo.js";
 import { setUserAgentComponent } from "../kube/user-agent.js";
 
 const logger = createLogger();
 
-const commands: Command[] = [
-  serveCommand,
-  watchCommand,
-  certsCommand,
-  finalizerCommand,
-  migrateCommand,
-  demoCommand,
-];
+// The demo is not one of them: it is tooling (tools/demo/main.ts, `npm run demo`), not product.
+const commands: Command[] = [serveCommand, watchCommand, certsCommand, finalizerCommand, migrateCommand];
 
 function usage(): string {
   const width = Math.max(...commands.map((c) => c.name.length));

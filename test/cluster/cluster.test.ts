@@ -10,12 +10,12 @@ import { existsSync, readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { ensureClusterBin } from "../../src/testenv/cluster-bin.js";
-import { DATA_DIR, LOCK_FILE, NODE_IP, NODE_NAME, SERVICE_CIDR } from "../../src/testenv/cluster-config.js";
-import { hostSnapshot, type HostSnapshot } from "../../src/testenv/host-state.js";
-import { startCluster, type Cluster } from "../../src/testenv/cluster.js";
-import { run, waitFor } from "../../src/testenv/process.js";
-import { REPO_ROOT, ensureTestbin } from "../../src/testenv/testbin.js";
+import { ensureClusterBin } from "../../tools/testenv/cluster-bin.js";
+import { DATA_DIR, LOCK_FILE, NODE_IP, NODE_NAME, SERVICE_CIDR } from "../../tools/testenv/cluster-config.js";
+import { hostSnapshot, type HostSnapshot } from "../../tools/testenv/host-state.js";
+import { startCluster, type Cluster } from "../../tools/testenv/cluster.js";
+import { run, waitFor } from "../../tools/testenv/process.js";
+import { REPO_ROOT, ensureTestbin } from "../../tools/testenv/testbin.js";
 
 function httpGet(url: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -254,7 +254,7 @@ describe("the real single-node cluster", () => {
   });
 
   test("a start after a SIGKILLed run with a pod running cleans up first, and stops clean", async () => {
-    const main = path.join(REPO_ROOT, "dist/src/testenv/cluster-main.js");
+    const main = path.join(REPO_ROOT, "dist/tools/testenv/cluster-main.js");
     if (!existsSync(main)) throw new Error(`${main} is missing: run npm run build first`);
     let child: ChildProcess | undefined = spawn(process.execPath, [main], {
       stdio: ["ignore", "pipe", "pipe"],

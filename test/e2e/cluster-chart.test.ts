@@ -12,16 +12,16 @@ import { stringify as toYaml } from "yaml";
 import type { EdgeRouteV2 } from "../../src/api/types.js";
 import { FINALIZER } from "../../src/api/types.js";
 import type { KubeClient } from "../../src/kube/client.js";
-import { clusterUnsupported, startCluster, type Cluster } from "../../src/testenv/cluster.js";
-import { buildOperatorImage, type OperatorImage } from "../../src/testenv/image.js";
+import { clusterUnsupported, startCluster, type Cluster } from "../../tools/testenv/cluster.js";
+import { buildOperatorImage, type OperatorImage } from "../../tools/testenv/image.js";
 import {
   CHART,
   componentPods,
   helmInstall,
   imageValues,
   release,
-} from "../../src/testenv/operator-in-cluster.js";
-import { must, waitFor } from "../../src/testenv/process.js";
+} from "../../tools/testenv/operator-in-cluster.js";
+import { must, waitFor } from "../../tools/testenv/process.js";
 import { invalid, NS as ADMISSION_NS } from "../integration/admission-routes.js";
 import { service, v1Route, v2Route } from "../integration/routes.js";
 

@@ -1,5 +1,5 @@
-// `edge-operator demo` on the real cluster, run as a user runs it (the built
-// CLI, as a process, with --keep): it starts the cluster, builds and loads the
+// `npm run demo` on the real cluster, run as a user runs it (the built demo,
+// as a process, with --keep): it starts the cluster, builds and loads the
 // images, installs the chart with its defaults (xds, two servers, two
 // watchers), prints the lab's lines from gRPC's own xDS client in a pod (what
 // it holds, where its RPCs went), in the order the finalizer is for; leaves a
@@ -12,11 +12,10 @@ import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { clusterUnsupported } from "../../src/testenv/cluster.js";
-import { LOCK_FILE } from "../../src/testenv/cluster-config.js";
-import { CLI } from "../harness/operator.js";
-import { run, waitFor, type RunResult } from "../harness/process.js";
-import { LAB_LINES, REST_OF_THE_SHOW, nonEmptyLines } from "../harness/demo-lines.js";
+import { clusterUnsupported } from "../../tools/testenv/cluster.js";
+import { LOCK_FILE } from "../../tools/testenv/cluster-config.js";
+import { run, waitFor, type RunResult } from "../../tools/testenv/process.js";
+import { DEMO, LAB_LINES, REST_OF_THE_SHOW, nonEmptyLines } from "../harness/demo-lines.js";
 
 const unsupported = clusterUnsupported();
 if (unsupported && !process.env.CI)
@@ -167,92 +166,89 @@ async function drills(kubectl: Kubectl): Promise<void> {
   expect(del.code, del.stderr).toBe(0);
 }
 
-describe.skipIf(unsupported !== undefined && !process.env.CI)(
-  "edge-operator demo on the real cluster",
-  () => {
-    it("plays the lab's lines against the operator in pods, keeps the cluster for kubectl, and Ctrl-C puts it all away", async () => {
-      // Take turns with other cluster suites on this machine: one cluster at a time.
-      await waitFor(
-        "no other cluster on this machine",
-        async () => (existsSync(LOCK_FILE) ? undefined : true),
-        900_000,
-        2000,
+describe.skipIf(unsupported !== undefined && !process.env.CI)("the demo on the real cluster", () => {
+  it("plays the lab's lines against the operator in pods, keeps the cluster for kubectl, and Ctrl-C puts it all away", async () => {
+    // Take turns with other cluster suites on this machine: one cluster at a time.
+    await waitFor(
+      "no other cluster on this machine",
+      async () => (existsSync(LOCK_FILE) ? undefined : true),
+      900_000,
+      2000,
+    );
+    const child = spawn(process.execPath, [DEMO, "--keep"], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));
+    child.stderr.on("data", (c: Buffer) => (err += c.toString("utf8")));
+    let spawnError: Error | undefined;
+    child.on("error", (e) => (spawnError = e));
+    const exited = new Promise<number>((resolve) =>
+      child.on("exit", (code, sig) => resolve(code ?? (sig ? 128 : 1))),
+    );
+    try {
+      // A demo that fails exits before its KUBECONFIG line: fail then, not after the bound
+      // (waitFor retries what throws, so the exit is raced, not thrown from inside it).
+      const early = exited.then((code) => {
+        throw new Error(`demo exited early (${code}):\n${out}\n${err}`);
+      });
+      early.catch(() => undefined);
+      const kubeconfig = await Promise.race([
+        early,
+        waitFor(
+          "the demo to print its KUBECONFIG",
+          async () => {
+            if (spawnError) throw new Error(`demo did not start: ${spawnError.message}`);
+            if (child.exitCode !== null || child.signalCode !== null) return ""; // `early` has the words
+            return /^export KUBECONFIG=(\S+)$/m.exec(out)?.[1];
+          },
+          1_500_000,
+          500,
+        ),
+      ]);
+      const lines = nonEmptyLines(out);
+      LAB_LINES.forEach((re, i) => expect(lines[i], out).toMatch(re));
+      for (const re of REST_OF_THE_SHOW) expect(out).toMatch(re);
+      // Each server pod's ACK record names the client and the version it ACKed.
+      expect(out).toMatch(
+        /server edge-edge-operator-server-\S+: serves [0-9a-f]+; clients edge-demo-client acked [0-9a-f]+/,
       );
-      const child = spawn(process.execPath, [CLI, "demo", "--keep"], { stdio: ["ignore", "pipe", "pipe"] });
-      let out = "";
-      let err = "";
-      child.stdout.on("data", (c: Buffer) => (out += c.toString("utf8")));
-      child.stderr.on("data", (c: Buffer) => (err += c.toString("utf8")));
-      let spawnError: Error | undefined;
-      child.on("error", (e) => (spawnError = e));
-      const exited = new Promise<number>((resolve) =>
-        child.on("exit", (code, sig) => resolve(code ?? (sig ? 128 : 1))),
+      // The install a user gets: only the local images, the plaintext ADS port and the deprogram timeout set.
+      expect(err).toMatch(
+        /helm install edge charts\/edge-operator -n edge-system --create-namespace --set-string image\.repository=\S+ --set-string image\.tag=\S+ --set image\.pullPolicy=Never --set dataPlane\.xds\.plaintext\.enabled=true --set server\.deprogramTimeout=15s --wait/,
       );
-      try {
-        // A demo that fails exits before its KUBECONFIG line: fail then, not after the bound
-        // (waitFor retries what throws, so the exit is raced, not thrown from inside it).
-        const early = exited.then((code) => {
-          throw new Error(`demo exited early (${code}):\n${out}\n${err}`);
-        });
-        early.catch(() => undefined);
-        const kubeconfig = await Promise.race([
-          early,
-          waitFor(
-            "the demo to print its KUBECONFIG",
-            async () => {
-              if (spawnError) throw new Error(`demo did not start: ${spawnError.message}`);
-              if (child.exitCode !== null || child.signalCode !== null) return ""; // `early` has the words
-              return /^export KUBECONFIG=(\S+)$/m.exec(out)?.[1];
-            },
-            1_500_000,
-            500,
-          ),
-        ]);
-        const lines = nonEmptyLines(out);
-        LAB_LINES.forEach((re, i) => expect(lines[i], out).toMatch(re));
-        for (const re of REST_OF_THE_SHOW) expect(out).toMatch(re);
-        // Each server pod's ACK record names the client and the version it ACKed.
-        expect(out).toMatch(
-          /server edge-edge-operator-server-\S+: serves [0-9a-f]+; clients edge-demo-client acked [0-9a-f]+/,
-        );
-        // The install a user gets: only the local images, the plaintext ADS port and the deprogram timeout set.
-        expect(err).toMatch(
-          /helm install edge charts\/edge-operator -n edge-system --create-namespace --set-string image\.repository=\S+ --set-string image\.tag=\S+ --set image\.pullPolicy=Never --set dataPlane\.xds\.plaintext\.enabled=true --set server\.deprogramTimeout=15s --wait/,
-        );
-        // Nothing from the memory sink or a debug route of the server.
-        expect(err).not.toMatch(/NO REAL CLUSTER|memory data plane|\/debug\//);
-        expect(out).not.toMatch(/memory data plane|\/debug\//);
+      // Nothing from the memory sink or a debug route of the server.
+      expect(err).not.toMatch(/NO REAL CLUSTER|memory data plane|\/debug\//);
+      expect(out).not.toMatch(/memory data plane|\/debug\//);
 
-        // The user's kubectl, with the printed KUBECONFIG: the operator runs in pods.
-        const kubectl = /^(\S+\/kubectl) get edgeroutes/m.exec(out)?.[1] ?? "";
-        const env = { ...process.env, KUBECONFIG: kubeconfig };
-        const pods = await run(kubectl, ["get", "pods", "-n", "edge-system", "-o", "name"], { env });
-        expect(pods.code, pods.stderr).toBe(0);
-        expect(pods.stdout).toMatch(/pod\/edge-edge-operator-server-/);
-        expect(pods.stdout).toMatch(/pod\/edge-edge-operator-watcher-/);
-        const routes = await run(kubectl, ["get", "edgeroutes", "-A", "-o", "name"], { env });
-        expect(routes.stdout.trim().split("\n").sort()).toEqual([
-          "edgeroute.net.10xdev.io/canary",
-          "edgeroute.net.10xdev.io/web",
-        ]);
-        expect(clusterProcesses().length).toBeGreaterThanOrEqual(5);
-        expect(pods.stdout.match(/pod\/edge-edge-operator-server-/g)).toHaveLength(2);
-        expect(pods.stdout.match(/pod\/edge-edge-operator-watcher-/g)).toHaveLength(2);
+      // The user's kubectl, with the printed KUBECONFIG: the operator runs in pods.
+      const kubectl = /^(\S+\/kubectl) get edgeroutes/m.exec(out)?.[1] ?? "";
+      const env = { ...process.env, KUBECONFIG: kubeconfig };
+      const pods = await run(kubectl, ["get", "pods", "-n", "edge-system", "-o", "name"], { env });
+      expect(pods.code, pods.stderr).toBe(0);
+      expect(pods.stdout).toMatch(/pod\/edge-edge-operator-server-/);
+      expect(pods.stdout).toMatch(/pod\/edge-edge-operator-watcher-/);
+      const routes = await run(kubectl, ["get", "edgeroutes", "-A", "-o", "name"], { env });
+      expect(routes.stdout.trim().split("\n").sort()).toEqual([
+        "edgeroute.net.10xdev.io/canary",
+        "edgeroute.net.10xdev.io/web",
+      ]);
+      expect(clusterProcesses().length).toBeGreaterThanOrEqual(5);
+      expect(pods.stdout.match(/pod\/edge-edge-operator-server-/g)).toHaveLength(2);
+      expect(pods.stdout.match(/pod\/edge-edge-operator-watcher-/g)).toHaveLength(2);
 
-        await drills((args, input) => run(kubectl, args, { env, ...(input === undefined ? {} : { input }) }));
+      await drills((args, input) => run(kubectl, args, { env, ...(input === undefined ? {} : { input }) }));
 
+      child.kill("SIGINT");
+      expect(await exited, err).toBe(0);
+      expect(err).toMatch(/SIGINT: tearing down/);
+      expect(clusterProcesses()).toEqual([]);
+      expect(existsSync(LOCK_FILE)).toBe(false);
+      expect(existsSync(path.dirname(kubeconfig))).toBe(false);
+    } finally {
+      if (child.exitCode === null) {
         child.kill("SIGINT");
-        expect(await exited, err).toBe(0);
-        expect(err).toMatch(/SIGINT: tearing down/);
-        expect(clusterProcesses()).toEqual([]);
-        expect(existsSync(LOCK_FILE)).toBe(false);
-        expect(existsSync(path.dirname(kubeconfig))).toBe(false);
-      } finally {
-        if (child.exitCode === null) {
-          child.kill("SIGINT");
-          await Promise.race([exited, new Promise((r) => setTimeout(r, 120_000))]);
-        }
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 120_000))]);
       }
-    }, 1_800_000);
-  },
-);
+    }
+  }, 1_800_000);
+});

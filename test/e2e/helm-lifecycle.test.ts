@@ -23,11 +23,13 @@ import { parse as fromYaml, parseAllDocuments, stringify as toYaml } from "yaml"
 import type { EdgeRouteV2 } from "../../src/api/types.js";
 import { describeCertificate, issueCertificate } from "../../src/certs/pki.js";
 import { materialFromSecret, secretFromMaterial } from "../../src/certs/secret-store.js";
-import { startControlPlane, type ControlPlane, type RunResult } from "../harness/control-plane.js";
-import { CLI, httpsStatus, startCli, startServe, type ServeProcess } from "../harness/operator.js";
-import { httpsJson, type MemoryState } from "../harness/operator-stack.js";
-import { freePort, run, sleep, waitFor, type Supervised } from "../harness/process.js";
-import { REPO_ROOT } from "../harness/testbin.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane, RunResult } from "../../tools/testenv/control-plane.js";
+import { CLI, httpsStatus, startCli, startServe, type ServeProcess } from "../../tools/testenv/operator.js";
+import type { MemoryState } from "../harness/operator-stack.js";
+import { httpsJson } from "../../tools/testenv/https-json.js";
+import { freePort, run, sleep, waitFor, type Supervised } from "../../tools/testenv/process.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 import { cond, getRoute, service, v1Route, v2Route, waitForConditions } from "../integration/routes.js";
 
 const execFileAsync = promisify(execFile);

@@ -2,16 +2,18 @@
 // through buildah): what a user of the image relies on. The config says who
 // runs what; the files are exactly the Dockerfile's (the compiled src without
 // tests, the lockfile's production packages, package.json); and the image's
-// own root filesystem runs `edge-operator --help` as user 65532.
+// own root filesystem runs `edge-operator --help` as user 65532. No tooling
+// is in it: the test environment and the demo live in tools/, outside src/,
+// and `edge-operator demo` is no command.
 
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildOperatorImage, type OperatorImage } from "../../src/testenv/image.js";
-import { clusterUnsupported } from "../../src/testenv/cluster.js";
-import { REPO_ROOT } from "../harness/testbin.js";
+import { buildOperatorImage, type OperatorImage } from "../../tools/testenv/image.js";
+import { clusterUnsupported } from "../../tools/testenv/cluster.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
 interface ImageConfig {
   User?: string;
@@ -101,6 +103,19 @@ function lockfilePackages(): { production: string[]; devOnly: string[] } {
   return { production, devOnly };
 }
 
+/** The image's entrypoint with `args`, in its own root filesystem, as its user. */
+function runInImage(args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
+  return spawnSync(
+    "/usr/sbin/chroot",
+    ["--userspec=65532:65532", rootfs, ...(config.Entrypoint ?? []), ...args],
+    {
+      encoding: "utf8",
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin", NODE_ENV: "production" },
+      timeout: 60_000,
+    },
+  );
+}
+
 describe.skipIf(unsupported !== undefined && !process.env.CI)("the operator's image", () => {
   beforeAll(async () => {
     image = await buildOperatorImage();
@@ -177,19 +192,25 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)("the operator's im
     expect(devOnly).toContain("node_modules/vitest");
   });
 
+  it("holds no tooling: nothing of tools/, test/ or bench/, no test environment, no demo", () => {
+    const app = [...files].filter((f) => f.startsWith("app/") && !f.startsWith("app/node_modules/"));
+    expect(app.filter((f) => f.startsWith("app/dist/") && !f.startsWith("app/dist/src/"))).toEqual([]);
+    expect(app.filter((f) => /(^|\/)(tools|test|bench|scripts|testenv|demo)(\/|\.|$)/.test(f))).toEqual([]);
+    expect(files.has("app/dist/src/cli/main.js")).toBe(true);
+  });
+
   it("runs `edge-operator --help` from its own root filesystem as 65532:65532", () => {
-    const res = spawnSync(
-      "/usr/sbin/chroot",
-      ["--userspec=65532:65532", rootfs, ...(config.Entrypoint ?? []), ...(config.Cmd ?? [])],
-      {
-        encoding: "utf8",
-        env: { PATH: "/usr/local/bin:/usr/bin:/bin", NODE_ENV: "production" },
-        timeout: 60_000,
-      },
-    );
+    const res = runInImage(config.Cmd ?? []);
     expect(res.stderr).toBe("");
     expect(res.status).toBe(0);
     expect(res.stdout).toMatch(/serve/);
     expect(res.stdout).toMatch(/watch/);
+    expect(res.stdout).not.toMatch(/demo/);
+  });
+
+  it("has no `edge-operator demo`: an unknown command", () => {
+    const res = runInImage(["demo"]);
+    expect(res.status).toBe(2);
+    expect(res.stderr).toMatch(/^edge-operator: unknown command "demo"/);
   });
 });

@@ -6,9 +6,9 @@
 
 import type { KubeClient } from "../../src/kube/client.js";
 import { eachConcurrently } from "../../src/kube/each-concurrently.js";
-import type { ControlPlane } from "./control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import type { OperatorStack } from "./operator-stack.js";
-import { sleep, waitFor } from "./process.js";
+import { sleep, waitFor } from "../../tools/testenv/process.js";
 
 const RESOURCES = new Set(["edgeroutes", "services", "endpointslices"]);
 

@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
-import { REPO_ROOT } from "../../src/testenv/testbin.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
 interface ServerValues {
   readonly nodeOptions?: unknown;

@@ -3,8 +3,8 @@
 // checks that no suite of this run left its cluster running.
 
 import { readFileSync } from "node:fs";
-import { ensureClusterBin } from "../../src/testenv/cluster-bin.js";
-import { LOCK_FILE } from "../../src/testenv/cluster-config.js";
+import { ensureClusterBin } from "../../tools/testenv/cluster-bin.js";
+import { LOCK_FILE } from "../../tools/testenv/cluster-config.js";
 
 function parentOf(pid: number): number | undefined {
   try {

@@ -1,5 +1,12 @@
-// The lines `edge-operator demo` prints for the lab's lifecycle and the
-// break-glass, in order, in or out of a cluster: what both demo tests hold it to.
+// The demo as both demo tests run it (built, as a process), and the lines it
+// prints for the lab's lifecycle and the break-glass, in order, in or out of a
+// cluster: what both demo tests hold it to.
+
+import path from "node:path";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
+
+/** The demo's entry point as `npm run demo` runs it (tools/demo/main.ts, built). */
+export const DEMO = path.join(REPO_ROOT, "dist/tools/demo/main.js");
 
 export const LAB_LINES: readonly RegExp[] = [
   /^apply \(service missing\): {7}Accepted=false\(ServiceNotFound\) Programmed=false dpPushes=0 rpcs=fail\(UNAVAILABLE\)$/,

@@ -10,9 +10,9 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { parse as fromYaml, stringify as toYaml } from "yaml";
 import { FINALIZER, type EdgeRouteV2 } from "../../src/api/types.js";
-import type { ControlPlane } from "./control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import type { OperatorStack } from "./operator-stack.js";
-import { sleep, type Supervised } from "./process.js";
+import { sleep, type Supervised } from "../../tools/testenv/process.js";
 
 export interface FaultOutcome {
   /** Routes looked at: live and terminating, in the namespaces checked. */

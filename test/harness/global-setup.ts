@@ -4,7 +4,7 @@
 
 import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
-import { ensureTestbin } from "./testbin.js";
+import { ensureTestbin } from "../../tools/testenv/testbin.js";
 import { ensureXdsGo, XDS_GO_ERROR_ENV } from "./xds-go.js";
 
 declare module "vitest" {

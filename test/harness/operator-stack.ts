@@ -4,15 +4,15 @@
 // ServiceAccount token that RBAC allows and nothing else.
 
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { httpsJson } from "../../src/testenv/https-json.js";
+import { httpsJson } from "../../tools/testenv/https-json.js";
 import os from "node:os";
 import path from "node:path";
 import { stringify as toYaml } from "yaml";
 import { buildCrd } from "../../src/api/crd.js";
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "./registration.js";
-import type { ControlPlane } from "./control-plane.js";
-import { startCli, startServe, type ServeProcess } from "./operator.js";
-import { waitFor, type Supervised } from "./process.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startCli, startServe, type ServeProcess } from "../../tools/testenv/operator.js";
+import { waitFor, type Supervised } from "../../tools/testenv/process.js";
 import { reconcileCall } from "./reconcile-call.js";
 
 export const SYSTEM_NAMESPACE = "edge-system";
@@ -56,8 +56,6 @@ export interface StackOptions {
   /** The CRD's storage version (default v1, as the CRD builder's; the chart's default is v2). */
   storageVersion?: "v1" | "v2";
 }
-
-export { httpsJson } from "../../src/testenv/https-json.js";
 
 async function must(
   what: string,

@@ -4,7 +4,7 @@
 // included, which some tests look for) come back as they are.
 
 import { setTimeout as sleep } from "node:timers/promises";
-import { httpsJson } from "../../src/testenv/https-json.js";
+import { httpsJson } from "../../tools/testenv/https-json.js";
 
 type Answer = Awaited<ReturnType<typeof httpsJson>>;
 

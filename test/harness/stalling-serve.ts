@@ -4,7 +4,7 @@
 // entry (stalling-serve-main.ts); the shipped command has no such hook.
 
 import path from "node:path";
-import { REPO_ROOT } from "./testbin.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
 /** The stall in milliseconds, read by the entry from its environment. */
 export const STALL_ENV = "EDGE_TEST_STALL_BEFORE_PUSH_MS";

@@ -16,7 +16,7 @@ import {
   xdsClientEnv,
   type GoXdsClient,
 } from "./line-client.js";
-import { REPO_ROOT } from "./testbin.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
 const GO_STDERR = "xds-go stderr (last part)";
 

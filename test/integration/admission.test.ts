@@ -8,9 +8,10 @@ import { parse, stringify as toYaml } from "yaml";
 import { buildCrd } from "../../src/api/crd.js";
 import { FINALIZER, GROUP, PLURAL } from "../../src/api/types.js";
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../harness/registration.js";
-import { startControlPlane, type ControlPlane, type RunResult } from "../harness/control-plane.js";
-import { startServe, type ServeProcess } from "../harness/operator.js";
-import { waitFor } from "../harness/process.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane, RunResult } from "../../tools/testenv/control-plane.js";
+import { startServe, type ServeProcess } from "../../tools/testenv/operator.js";
+import { waitFor } from "../../tools/testenv/process.js";
 import { NS, backend, invalid, rule, v1, v2, type Spec } from "./admission-routes.js";
 
 const HOLD = "test.10xdev.io/hold";

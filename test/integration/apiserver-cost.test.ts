@@ -7,7 +7,8 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { KubeClient } from "../../src/kube/client.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import { startOperatorStack, type OperatorStack } from "../harness/operator-stack.js";
 import { costPerChange, createCostRoutes, settle, type ApiserverCost } from "../harness/apiserver-cost.js";
 

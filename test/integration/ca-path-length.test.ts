@@ -13,8 +13,9 @@ import { stringify as toYaml } from "yaml";
 import { issueCertificate, type KeyPair } from "../../src/certs/pki.js";
 import { newServingMaterial } from "../../src/certs/serving.js";
 import { intermediateCa } from "../fixtures/rogue-ca.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { must, waitFor } from "../harness/process.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { must, waitFor } from "../../tools/testenv/process.js";
 
 let cp: ControlPlane;
 const servers: https.Server[] = [];

@@ -23,9 +23,10 @@ import { describeCertificate, isIssuedBy, issueCertificate, splitPemBundle } fro
 import { renewedMaterial } from "../../src/certs/renewal.js";
 import { ensureCertSecret, materialFromSecret, secretFromMaterial } from "../../src/certs/secret-store.js";
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../harness/registration.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { startCli, httpsStatus } from "../harness/operator.js";
-import { freePort, waitFor } from "../harness/process.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startCli, httpsStatus } from "../../tools/testenv/operator.js";
+import { freePort, waitFor } from "../../tools/testenv/process.js";
 
 const NS = "edge-system";
 const DAY = 24 * 60 * 60 * 1000;

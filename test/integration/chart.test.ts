@@ -16,13 +16,14 @@ import {
   validatingWebhookConfiguration,
   type WebhookClient,
 } from "../harness/registration.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { startServe, type ServeProcess } from "../harness/operator.js";
-import { httpsJson } from "../harness/operator-stack.js";
-import { waitFor } from "../harness/process.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startServe, type ServeProcess } from "../../tools/testenv/operator.js";
+import { httpsJson } from "../../tools/testenv/https-json.js";
+import { waitFor } from "../../tools/testenv/process.js";
 import { FINALIZER } from "../../src/api/types.js";
 import { EnvoyProtos } from "../envoy/envoy-proto.js";
-import { REPO_ROOT } from "../harness/testbin.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 import { v1Route, v2Route } from "./routes.js";
 
 const CHART = path.join(REPO_ROOT, "charts/edge-operator");

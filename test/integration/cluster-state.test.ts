@@ -15,9 +15,10 @@ import { kubeEventRecorder } from "../../src/reconcile/events.js";
 import { Reconciler } from "../../src/reconcile/reconciler.js";
 import { reconcileHandler } from "../../src/server/reconcile-handler.js";
 import type { CallerAuth } from "../../src/server/caller-auth.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import { startOperatorStack, type OperatorStack } from "../harness/operator-stack.js";
-import { waitFor } from "../harness/process.js";
+import { waitFor } from "../../tools/testenv/process.js";
 import { apply, endpointSlice, getRoute, service, v2Route } from "./routes.js";
 
 const log = silentLogger();

@@ -18,8 +18,9 @@ import {
 } from "../../src/api/types.js";
 import { isV1Expressible, projectV1, specV2Of } from "../../src/conversion/convert.js";
 import { specV1, specV2 } from "../fixtures/route-arbitraries.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { startServe, type ServeProcess } from "../harness/operator.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startServe, type ServeProcess } from "../../tools/testenv/operator.js";
 
 const NS = "conv";
 let cp: ControlPlane;

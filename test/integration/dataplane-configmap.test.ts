@@ -19,8 +19,9 @@ import {
 import { failureDetail, type ProgramResult } from "../../src/dataplane/dataplane.js";
 import type { ReadRevision } from "../../src/dataplane/read-revision.js";
 import { BOOTSTRAP_FILE, envoyBootstrap } from "../../src/translate/envoy-files.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { waitFor } from "../harness/process.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { waitFor } from "../../tools/testenv/process.js";
 import { goldenSnapshot } from "../golden/xds-cases.js";
 import { syntheticInput } from "../fixtures/synthetic-routes.js";
 

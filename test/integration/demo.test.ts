@@ -1,4 +1,4 @@
-// `edge-operator demo --out-of-cluster`, run as a user runs it (the built CLI,
+// `npm run demo -- --out-of-cluster`, run as a user runs it (the built demo,
 // as a process), with gRPC's own xDS client and backends as processes: it
 // prints the lab's lines from what that client holds and where its RPCs went
 // and exits 0, `--keep`
@@ -9,9 +9,9 @@ import { spawn, execFileSync, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, inject, it } from "vitest";
-import { CLI } from "../harness/operator.js";
-import { run, waitFor } from "../harness/process.js";
-import { LAB_LINES, REST_OF_THE_SHOW, nonEmptyLines } from "../harness/demo-lines.js";
+import { CLI } from "../../tools/testenv/operator.js";
+import { run, waitFor } from "../../tools/testenv/process.js";
+import { DEMO, LAB_LINES, REST_OF_THE_SHOW, nonEmptyLines } from "../harness/demo-lines.js";
 
 interface Demo {
   child: ChildProcess;
@@ -25,7 +25,7 @@ interface Demo {
 function startDemo(args: string[] = []): Demo {
   const testbin = inject("testbinDir");
   // Out of cluster: the real-cluster demo has its own test (test/e2e/cluster-demo.test.ts).
-  const child = spawn(process.execPath, [CLI, "demo", "--out-of-cluster", ...args], {
+  const child = spawn(process.execPath, [DEMO, "--out-of-cluster", ...args], {
     env: { ...process.env, ...(testbin ? { EDGE_TESTBIN_BIN: testbin } : {}) },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -85,7 +85,23 @@ afterEach(() => {
   running = undefined;
 });
 
-describe("edge-operator demo", () => {
+describe("the demo", () => {
+  it("has its own entry point and help; the shipped CLI has no demo command", async () => {
+    const help = await run(process.execPath, [DEMO, "--help"]);
+    expect(help.code, help.stderr).toBe(0);
+    expect(help.stdout).toMatch(/^Usage: npm run demo -- \[--keep\] \[--out-of-cluster\]$/m);
+    expect(help.stdout).toMatch(/^ {2}--out-of-cluster /m);
+    const bad = await run(process.execPath, [DEMO, "--no-such-flag"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/^demo: Unknown option '--no-such-flag'/);
+
+    const cli = await run(process.execPath, [CLI, "demo"]);
+    expect(cli.code).toBe(2);
+    expect(cli.stderr).toMatch(/unknown command "demo"/);
+    const usage = await run(process.execPath, [CLI, "--help"]);
+    expect(usage.stdout).not.toMatch(/demo/);
+  });
+
   it("plays the lab's lifecycle with the lab's values, exits 0 and leaves nothing running", async () => {
     const demo = (running = startDemo());
     const sampler = sampleProcesses(demo);

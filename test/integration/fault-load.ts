@@ -3,8 +3,8 @@
 // down or refusing, as a user's or a CI job's retry would.
 
 import { stringify as toYaml } from "yaml";
-import type { ControlPlane } from "../harness/control-plane.js";
-import { sleep } from "../harness/process.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { sleep } from "../../tools/testenv/process.js";
 import { v2Route } from "./routes.js";
 
 const CHUNK = 50;

@@ -9,11 +9,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import { awaitConvergence, kubeconfigVia, summaryLine, type FaultOutcome } from "../harness/fault-checks.js";
 import { startFaultProxy, type FaultProxy } from "../harness/fault-proxy.js";
 import { startOperatorStack, SYSTEM_NAMESPACE, type OperatorStack } from "../harness/operator-stack.js";
-import { sleep, waitFor } from "../harness/process.js";
+import { sleep, waitFor } from "../../tools/testenv/process.js";
 import { createRoutes, deleteRoutes, routeName } from "./fault-load.js";
 import { apply, service } from "./routes.js";
 

@@ -6,7 +6,8 @@
 // served that is gone, nothing missing, nothing crashed.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import { awaitConvergence, summaryLine, type FaultOutcome } from "../harness/fault-checks.js";
 import { startOperatorStack, type OperatorStack } from "../harness/operator-stack.js";
 import { createRoutes, deleteRoutes, routeName } from "./fault-load.js";

@@ -8,10 +8,11 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import { startOperatorStack, SYSTEM_NAMESPACE, type OperatorStack } from "../harness/operator-stack.js";
-import { startServe, type ServeProcess } from "../harness/operator.js";
-import { sleep, waitFor } from "../harness/process.js";
+import { startServe, type ServeProcess } from "../../tools/testenv/operator.js";
+import { sleep, waitFor } from "../../tools/testenv/process.js";
 import { configMapRoutes, readConfigMap } from "../harness/served-routes.js";
 import { compareServed, printFaultSummary } from "../harness/fault-summary.js";
 import { endpointSlice, service, v2Route } from "./routes.js";

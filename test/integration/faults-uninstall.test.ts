@@ -17,11 +17,12 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as fromYaml, stringify as toYaml } from "yaml";
 import { FINALIZER, type EdgeRouteV2 } from "../../src/api/types.js";
-import { startControlPlane, type ControlPlane, type RunResult } from "../harness/control-plane.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane, RunResult } from "../../tools/testenv/control-plane.js";
 import { summaryLine } from "../harness/fault-checks.js";
-import { CLI, startServe, type ServeProcess } from "../harness/operator.js";
-import { freePort, run, waitFor } from "../harness/process.js";
-import { REPO_ROOT } from "../harness/testbin.js";
+import { CLI, startServe, type ServeProcess } from "../../tools/testenv/operator.js";
+import { freePort, run, waitFor } from "../../tools/testenv/process.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 import { v1Route, v2Route, service } from "./routes.js";
 
 const CHART = path.join(REPO_ROOT, "charts/edge-operator");

@@ -19,10 +19,11 @@ import tls from "node:tls";
 import zlib from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { startServe, type ServeProcess } from "../harness/operator.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startServe, type ServeProcess } from "../../tools/testenv/operator.js";
 import { watcherIdentity } from "../harness/operator-stack.js";
-import { REPO_ROOT } from "../harness/testbin.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
 /** FUZZ_TOTAL only to debug a failing seed quickly: CI runs the 100,000. */
 const TOTAL = Number(process.env.FUZZ_TOTAL ?? 100_000);

@@ -16,9 +16,10 @@ import { AckRecordWriter } from "../../src/dataplane/xds/ack-records-lease.js";
 import { kubeClient, KubeError, type KubeClient } from "../../src/kube/client.js";
 import { LeaderElector } from "../../src/kube/lease.js";
 import { loadKubeConfig } from "../../src/kube/load-kubeconfig.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { must, waitFor } from "../harness/process.js";
-import { REPO_ROOT } from "../harness/testbin.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { must, waitFor } from "../../tools/testenv/process.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
 const CHART = path.join(REPO_ROOT, "charts/edge-operator");
 const NS = "edge-system";

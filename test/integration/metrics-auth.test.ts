@@ -15,10 +15,11 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as fromYaml, parseAllDocuments, stringify as toYaml } from "yaml";
 import { samples } from "../harness/apiserver-cost.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { startCli, startServe, type ServeProcess } from "../harness/operator.js";
-import { freePort, must, waitFor } from "../harness/process.js";
-import { REPO_ROOT } from "../harness/testbin.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startCli, startServe, type ServeProcess } from "../../tools/testenv/operator.js";
+import { freePort, must, waitFor } from "../../tools/testenv/process.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
 const CHART = path.join(REPO_ROOT, "charts/edge-operator");
 const NS = "edge-system";

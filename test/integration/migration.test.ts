@@ -12,10 +12,11 @@ import { parseAllDocuments, stringify as toYaml } from "yaml";
 import { V2_SPEC_ANNOTATION, type EdgeRouteV1 } from "../../src/api/types.js";
 import { toV2 } from "../../src/conversion/convert.js";
 import { storageVersionHash } from "../../src/migrate/storage-migration.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { CLI, startCli, startServe, type ServeProcess } from "../harness/operator.js";
-import { run, waitFor } from "../harness/process.js";
-import { REPO_ROOT } from "../harness/testbin.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { CLI, startCli, startServe, type ServeProcess } from "../../tools/testenv/operator.js";
+import { run, waitFor } from "../../tools/testenv/process.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
 const CHART = path.join(REPO_ROOT, "charts/edge-operator");
 const RELEASE = "edge";

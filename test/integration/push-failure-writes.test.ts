@@ -6,14 +6,11 @@
 // go to the ConfigMap's events.
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import { reconcileCall } from "../harness/reconcile-call.js";
-import {
-  httpsJson,
-  startOperatorStack,
-  SYSTEM_NAMESPACE,
-  type OperatorStack,
-} from "../harness/operator-stack.js";
+import { startOperatorStack, SYSTEM_NAMESPACE, type OperatorStack } from "../harness/operator-stack.js";
+import { httpsJson } from "../../tools/testenv/https-json.js";
 import { apply, cond, endpointSlice, service, v2Route } from "./routes.js";
 import type { EdgeRouteV2 } from "../../src/api/types.js";
 

@@ -4,14 +4,11 @@
 
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
 import { stringify as toYaml } from "yaml";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import {
-  httpsJson,
-  startOperatorStack,
-  SYSTEM_NAMESPACE,
-  type OperatorStack,
-} from "../harness/operator-stack.js";
-import { sleep, waitFor } from "../harness/process.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startOperatorStack, SYSTEM_NAMESPACE, type OperatorStack } from "../harness/operator-stack.js";
+import { httpsJson } from "../../tools/testenv/https-json.js";
+import { sleep, waitFor } from "../../tools/testenv/process.js";
 import { apply, service, v2Route } from "./routes.js";
 import type { EdgeRouteV2 } from "../../src/api/types.js";
 

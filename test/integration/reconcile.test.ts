@@ -4,10 +4,11 @@
 // plane, so the tests pass in any order (`vitest --sequence.shuffle`).
 
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { startCli } from "../harness/operator.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startCli } from "../../tools/testenv/operator.js";
 import { startOperatorStack, type OperatorStack } from "../harness/operator-stack.js";
-import { sleep, waitFor } from "../harness/process.js";
+import { sleep, waitFor } from "../../tools/testenv/process.js";
 import {
   apply,
   cond,
@@ -342,7 +343,7 @@ describe("reconcile: the lab's lifecycle", () => {
 });
 
 async function fetchText(url: string, caPem: string): Promise<string> {
-  const { httpsJson } = await import("../harness/operator-stack.js");
+  const { httpsJson } = await import("../../tools/testenv/https-json.js");
   const r = await httpsJson(url, caPem, "GET");
   return typeof r.body === "string" ? r.body : JSON.stringify(r.body);
 }

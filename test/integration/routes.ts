@@ -2,8 +2,8 @@
 
 import { stringify as toYaml } from "yaml";
 import type { EdgeRouteV2 } from "../../src/api/types.js";
-import type { ControlPlane } from "../harness/control-plane.js";
-import { waitFor } from "../harness/process.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { waitFor } from "../../tools/testenv/process.js";
 
 export function v2Route(
   name: string,

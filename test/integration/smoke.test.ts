@@ -6,8 +6,9 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CustomObjectsApi, VersionApi } from "@kubernetes/client-node";
 import { stringify as toYaml } from "yaml";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { REPO_ROOT } from "../harness/testbin.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
 function pinnedKubernetesVersion(): string {
   const gomod = readFileSync(path.join(REPO_ROOT, "hack/testbin/kubernetes/go.mod"), "utf8");

@@ -8,14 +8,11 @@
 import https from "node:https";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import {
-  httpsJson,
-  startOperatorStack,
-  SYSTEM_NAMESPACE,
-  type OperatorStack,
-} from "../harness/operator-stack.js";
-import { sleep, waitFor } from "../harness/process.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startOperatorStack, SYSTEM_NAMESPACE, type OperatorStack } from "../harness/operator-stack.js";
+import { httpsJson } from "../../tools/testenv/https-json.js";
+import { sleep, waitFor } from "../../tools/testenv/process.js";
 import { apply, getRoute, service, v2Route } from "./routes.js";
 import { configMapRoutes, readConfigMap } from "../harness/served-routes.js";
 import type { DataPlane } from "../../src/dataplane/dataplane.js";

@@ -14,9 +14,10 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCrd } from "../../src/api/crd.js";
 import { createCa, issueCertificate, type KeyPair } from "../../src/certs/pki.js";
 import { SNAPSHOT_KEY } from "../../src/reconcile/protocol.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { startCli } from "../harness/operator.js";
-import { sleep, waitFor, type Supervised } from "../harness/process.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startCli } from "../../tools/testenv/operator.js";
+import { sleep, waitFor, type Supervised } from "../../tools/testenv/process.js";
 
 const CRD = "edgeroutes.net.10xdev.io";
 const NS = "default";

@@ -13,9 +13,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { buildCrd } from "../../src/api/crd.js";
 import { createCa, issueCertificate } from "../../src/certs/pki.js";
 import { SNAPSHOT_KEY } from "../../src/reconcile/protocol.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { startCli } from "../harness/operator.js";
-import { sleep, waitFor as waitForHarness, type Supervised } from "../harness/process.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startCli } from "../../tools/testenv/operator.js";
+import { sleep, waitFor as waitForHarness, type Supervised } from "../../tools/testenv/process.js";
 
 interface Call {
   key: string;

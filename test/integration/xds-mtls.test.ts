@@ -13,11 +13,12 @@ import { buildCrd } from "../../src/api/crd.js";
 import { CRD_NAME } from "../../src/api/types.js";
 import { describeCertificate, isIssuedBy } from "../../src/certs/pki.js";
 import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
-import { httpsJson } from "../../src/testenv/https-json.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { startCli } from "../harness/operator.js";
+import { httpsJson } from "../../tools/testenv/https-json.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startCli } from "../../tools/testenv/operator.js";
 import { watcherIdentity } from "../harness/operator-stack.js";
-import { freePort, must, waitFor, type Supervised } from "../harness/process.js";
+import { freePort, must, waitFor, type Supervised } from "../../tools/testenv/process.js";
 import { sotwStream } from "../xds/raw-ads-client.js";
 
 const NS = "xds-mtls";

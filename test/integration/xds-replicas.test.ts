@@ -11,18 +11,19 @@
 
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { REPO_ROOT } from "../../src/testenv/testbin.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 import { SNAPSHOT_KEY } from "../../src/reconcile/protocol.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import {
-  httpsJson,
   registerOperator,
   startOperatorStack,
   SYSTEM_NAMESPACE,
   type OperatorStack,
 } from "../harness/operator-stack.js";
-import { startServe, type ServeProcess } from "../harness/operator.js";
-import { freePort, sleep, supervise, waitFor, type Supervised } from "../harness/process.js";
+import { httpsJson } from "../../tools/testenv/https-json.js";
+import { startServe, type ServeProcess } from "../../tools/testenv/operator.js";
+import { freePort, sleep, supervise, waitFor, type Supervised } from "../../tools/testenv/process.js";
 import { startFailoverForwarder, type FailoverForwarder } from "../xds/failover-forwarder.js";
 import { startPickyClient, type PickyClient } from "../xds/picky-ads-client.js";
 import { apply, getRoute, service, v2Route, waitForConditions } from "./routes.js";

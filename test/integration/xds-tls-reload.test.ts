@@ -11,10 +11,11 @@ import path from "node:path";
 import tls from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createCa, issueCertificate, type KeyPair } from "../../src/certs/pki.js";
-import { httpsJson } from "../../src/testenv/https-json.js";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { startCli, startServe, type ServeProcess } from "../harness/operator.js";
-import { freePort, must, waitFor } from "../harness/process.js";
+import { httpsJson } from "../../tools/testenv/https-json.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startCli, startServe, type ServeProcess } from "../../tools/testenv/operator.js";
+import { freePort, must, waitFor } from "../../tools/testenv/process.js";
 
 let cp: ControlPlane;
 let dir: string;

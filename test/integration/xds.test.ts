@@ -6,9 +6,11 @@
 import { createServer } from "node:net";
 import type * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
-import { httpsJson, startOperatorStack, type OperatorStack } from "../harness/operator-stack.js";
-import { waitFor } from "../harness/process.js";
+import { startControlPlane } from "../harness/control-plane.js";
+import type { ControlPlane } from "../../tools/testenv/control-plane.js";
+import { startOperatorStack, type OperatorStack } from "../harness/operator-stack.js";
+import { httpsJson } from "../../tools/testenv/https-json.js";
+import { waitFor } from "../../tools/testenv/process.js";
 import { callEcho } from "../xds/echo-backend.js";
 import { useXdsServer, xdsClient } from "../xds/grpc-xds-client.js";
 import { apply, getRoute, waitForConditions } from "./routes.js";

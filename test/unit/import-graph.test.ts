@@ -2,6 +2,8 @@
 // declared in src/layers.json (drawn in docs/architecture.md). Imports are read
 // with TypeScript's own pre-processor, so static, type-only, re-exports and
 // dynamic imports all count. Test files are left out: nothing imports them.
+// And src/ is the product: none of its files reaches outside src/ (the tools
+// in tools/, the tests, the benchmarks and scripts are not shipped).
 
 import { readFileSync, readdirSync } from "node:fs";
 import path from "node:path";
@@ -97,6 +99,8 @@ export function violations(graph: Graph, decl: Layers): string[] {
   for (const [from, targets] of graph) {
     const a = from.split("/")[0] as string;
     for (const to of targets) {
+      // Out of src/ altogether: outsideSrc's to report, not a layer.
+      if (to.startsWith("../")) continue;
       const b = to.split("/")[0] as string;
       if (!to.includes("/")) {
         out.push(`${from} -> ${to}: a file at the top of src/ belongs to no layer`);
@@ -121,6 +125,14 @@ export function violations(graph: Graph, decl: Layers): string[] {
   return out;
 }
 
+/** Imports that leave src/ (its graph names them `../tools/...`, `../test/...`), as `from -> to`. */
+export function outsideSrc(graph: Graph): string[] {
+  const out: string[] = [];
+  for (const [from, targets] of graph)
+    for (const to of targets) if (to.startsWith("../")) out.push(`${from} -> ${to.slice(3)}`);
+  return out;
+}
+
 describe("the import graph of src/", () => {
   const graph = srcGraph();
 
@@ -142,6 +154,10 @@ describe("the import graph of src/", () => {
     expect(violations(graph, layers)).toEqual([]);
   });
 
+  it("has no import out of src/: the product needs no tool, test, benchmark or script", () => {
+    expect(outsideSrc(graph)).toEqual([]);
+  });
+
   it("would catch a cycle and an upward import", () => {
     const bad: Graph = new Map([
       ["routing/a.ts", ["envoy/b.ts"]],
@@ -154,6 +170,19 @@ describe("the import graph of src/", () => {
     expect(violations(bad, layers)).toEqual([
       "routing/a.ts -> envoy/b.ts: routing (tier 1) may not import envoy (tier 2)",
       "watcher/w.ts -> reconcile/reconciler.ts: watcher may import only reconcile/protocol.ts of reconcile",
+    ]);
+  });
+
+  it("would catch an import out of src/", () => {
+    const bad: Graph = new Map([
+      ["cli/main.ts", ["cli/serve.ts", "../tools/demo/main.ts"]],
+      ["server/app.ts", ["../test/fixtures/fake-kube.ts", "../bench/x.ts", "../scripts/gen.ts"]],
+    ]);
+    expect(outsideSrc(bad)).toEqual([
+      "cli/main.ts -> tools/demo/main.ts",
+      "server/app.ts -> test/fixtures/fake-kube.ts",
+      "server/app.ts -> bench/x.ts",
+      "server/app.ts -> scripts/gen.ts",
     ]);
   });
 });

@@ -6,7 +6,7 @@
 
 import path from "node:path";
 import { startLineClient, xdsClientEnv, type GoXdsClient } from "../harness/line-client.js";
-import { REPO_ROOT } from "../harness/testbin.js";
+import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
 const MAIN = path.join(REPO_ROOT, "test/xds/xds-call-main.ts");
 

@@ -9,14 +9,14 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { EdgeRouteV2 } from "../../src/api/types.js";
-import { readClientState, setLink, type ClientState } from "../../src/demo/client-state.js";
-import { startLocalWorkload, type LocalWorkload } from "../../src/demo/local-workload.js";
-import { backendArgs, clientArgs } from "../../src/demo/workloads.js";
+import { readClientState, setLink, type ClientState } from "../demo/client-state.js";
+import { startLocalWorkload, type LocalWorkload } from "../demo/local-workload.js";
+import { backendArgs, clientArgs } from "../demo/workloads.js";
 import type { Snapshot } from "../../src/translate/snapshot.js";
 import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
 import type { ProgramResult } from "../../src/dataplane/dataplane.js";
 import { XdsDataPlane } from "../../src/dataplane/xds/xds-dataplane.js";
-import { sleep, waitFor } from "../../src/testenv/process.js";
+import { sleep, waitFor } from "../testenv/process.js";
 import { adsSnapshot, edgeRoute, endpoints, PORT } from "../../test/xds/fixtures.js";
 
 const HOST = "shop.example.com";

@@ -6,8 +6,14 @@
 // ACK records hold. Each step waits (bounded) for what it expects and fails
 // with what it saw instead.
 
-import { API_VERSION_V1, FINALIZER, GROUP, V2_SPEC_ANNOTATION, type EdgeRouteV2 } from "../api/types.js";
-import { SNAPSHOT_KEY, objectKey } from "../reconcile/protocol.js";
+import {
+  API_VERSION_V1,
+  FINALIZER,
+  GROUP,
+  V2_SPEC_ANNOTATION,
+  type EdgeRouteV2,
+} from "../../src/api/types.js";
+import { SNAPSHOT_KEY, objectKey } from "../../src/reconcile/protocol.js";
 import type { DemoEnvironment } from "./environment.js";
 import {
   CallWatcher,

@@ -3,7 +3,7 @@
 // values are printed in the same order, so a reader sees at once which did
 // not hold.
 
-import type { EdgeRouteV2 } from "../api/types.js";
+import type { EdgeRouteV2 } from "../../src/api/types.js";
 
 /** The label column: the longest label of the lab ("reconcile (finalizer cleanup):") and a space. */
 export const LABEL_WIDTH = 31;

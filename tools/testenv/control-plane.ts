@@ -10,9 +10,9 @@ import os from "node:os";
 import path from "node:path";
 import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from "@kubernetes/client-node";
 import { stringify as toYaml } from "yaml";
-import { kubeClient, type KubeClient } from "../kube/client.js";
-import { loadKubeConfig } from "../kube/load-kubeconfig.js";
-import { createCa, issueCertificate, type KeyPair } from "../certs/pki.js";
+import { kubeClient, type KubeClient } from "../../src/kube/client.js";
+import { loadKubeConfig } from "../../src/kube/load-kubeconfig.js";
+import { createCa, issueCertificate, type KeyPair } from "../../src/certs/pki.js";
 import { freePort, run, sleep, supervise, waitFor, type RunResult, type Supervised } from "./process.js";
 import { ensureTestbin } from "./testbin.js";
 

@@ -4,11 +4,11 @@
 // are reached, and what backs a Service differ.
 
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { stringify as toYaml } from "yaml";
-import { ACK_COMPONENT, type AckRecord } from "../dataplane/xds/ack-records.js";
-import { recordFromLease } from "../dataplane/xds/ack-records-lease.js";
-import type { Watched } from "../kube/object-key.js";
+import { ACK_COMPONENT, type AckRecord } from "../../src/dataplane/xds/ack-records.js";
+import { recordFromLease } from "../../src/dataplane/xds/ack-records-lease.js";
+import type { Watched } from "../../src/kube/object-key.js";
+import { CLI } from "../testenv/operator.js";
 import { must, run, type RunResult } from "../testenv/process.js";
 import { readClientState, setLink, type ClientState, type LinkState } from "./client-state.js";
 import { DEMO_NAMESPACE } from "./manifests.js";
@@ -20,9 +20,6 @@ export type ServerCall = (
   path: string,
   body?: unknown,
 ) => Promise<{ status: number; body: unknown }>;
-
-/** The operator's own CLI, as built (the demo runs from dist/). */
-const CLI = fileURLToPath(new URL("../cli/main.js", import.meta.url));
 
 export interface GoneWatch {
   /** When the watch saw the object deleted (ms since the epoch); undefined until it did. */

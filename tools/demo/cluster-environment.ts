@@ -1,4 +1,4 @@
-// The demo on the real cluster: the cluster started here (src/testenv/cluster),
+// The demo on the real cluster: the cluster started here (tools/testenv/cluster.ts),
 // the operator's image and the demo's workload image built without Docker and
 // loaded into its containerd, and the chart installed as `helm install` gives
 // a user: the xds data plane, two servers, two leader-elected watchers. Only
@@ -9,7 +9,7 @@
 // with gRPC backends behind Services whose EndpointSlices the real controller makes.
 
 import { buildOperatorImage, buildWorkloadImage } from "../testenv/image.js";
-import { CRD_NAME, GROUP } from "../api/types.js";
+import { CRD_NAME, GROUP } from "../../src/api/types.js";
 import { startCluster, type Cluster } from "../testenv/cluster.js";
 import {
   callPod,

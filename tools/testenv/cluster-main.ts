@@ -1,5 +1,5 @@
 // Runs the real cluster in a process of its own until SIGINT or SIGTERM:
-// `node dist/src/testenv/cluster-main.js`. Prints `export KUBECONFIG=...` and
+// `node dist/tools/testenv/cluster-main.js`. Prints `export KUBECONFIG=...` and
 // then `ready` once pods can be created. The test of recovery after SIGKILL
 // starts the cluster this way, and kills this process.
 

@@ -28,9 +28,9 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, wr
 import path from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { stringify as toYaml } from "yaml";
-import { createCa, issueCertificate, type KeyPair } from "../certs/pki.js";
-import { kubeClient, type KubeClient } from "../kube/client.js";
-import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { createCa, issueCertificate, type KeyPair } from "../../src/certs/pki.js";
+import { kubeClient, type KubeClient } from "../../src/kube/client.js";
+import { loadKubeConfig } from "../../src/kube/load-kubeconfig.js";
 import { ensureClusterBin } from "./cluster-bin.js";
 import { getReadyz } from "./control-plane.js";
 import {

@@ -12,8 +12,8 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { networkInterfaces } from "node:os";
 import path from "node:path";
 import { stringify as toYaml } from "yaml";
-import { CRD_NAME, GROUP } from "../api/types.js";
-import { newCa, issueServing } from "../certs/serving.js";
+import { CRD_NAME, GROUP } from "../../src/api/types.js";
+import { newCa, issueServing } from "../../src/certs/serving.js";
 import { startControlPlane, type ControlPlane } from "../testenv/control-plane.js";
 import { startCli, startServe, type ServeProcess } from "../testenv/operator.js";
 import { freePort, must, waitFor, type Supervised } from "../testenv/process.js";
@@ -29,7 +29,7 @@ import {
   DEMO_NAMESPACE,
 } from "./manifests.js";
 import { REPO_ROOT } from "../testenv/testbin.js";
-import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { loadKubeConfig } from "../../src/kube/load-kubeconfig.js";
 import type { Teardown } from "./teardown.js";
 
 export const RELEASE = "edge";

@@ -4,7 +4,7 @@
 // processes on loopback). The route's path prefixes match gRPC method paths
 // (/api/Checkout): the data plane is gRPC's own xDS client.
 
-import type { EdgeRouteV1, EdgeRouteV2 } from "../api/types.js";
+import type { EdgeRouteV1, EdgeRouteV2 } from "../../src/api/types.js";
 
 export const DEMO_NAMESPACE = "default";
 export const LAB_HOST = "shop.example.com";

@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import https from "node:https";
 import os from "node:os";
 import path from "node:path";
-import { createCa, issueCertificate } from "../certs/pki.js";
+import { createCa, issueCertificate } from "../../src/certs/pki.js";
 import { freePort, supervise, waitFor, type Supervised } from "./process.js";
 import { REPO_ROOT } from "./testbin.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { FINALIZER } from "../api/types.js";
+import { FINALIZER } from "../../src/api/types.js";
 import {
   conditionValue,
   deletionFields,

@@ -1,1 +1,0 @@
-export * from "../../src/testenv/operator.js";
