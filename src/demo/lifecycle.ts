@@ -7,7 +7,8 @@
 // with what it saw instead.
 
 import { API_VERSION_V1, FINALIZER, GROUP, V2_SPEC_ANNOTATION, type EdgeRouteV2 } from "../api/types.js";
-import { SNAPSHOT_KEY, objectKey } from "../reconcile/protocol.js";
+import { objectKey } from "../api/object-key.js";
+import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
 import type { DemoEnvironment } from "./environment.js";
 import {
   CallWatcher,

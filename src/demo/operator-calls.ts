@@ -8,7 +8,7 @@ import { fileURLToPath } from "node:url";
 import { stringify as toYaml } from "yaml";
 import { ACK_COMPONENT, type AckRecord } from "../dataplane/xds/ack-records.js";
 import { recordFromLease } from "../dataplane/xds/ack-records-lease.js";
-import type { Watched } from "../kube/object-key.js";
+import type { Watched } from "../api/object-key.js";
 import { must, run, type RunResult } from "../testenv/process.js";
 import { readClientState, setLink, type ClientState, type LinkState } from "./client-state.js";
 import { DEMO_NAMESPACE } from "./manifests.js";

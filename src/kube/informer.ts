@@ -10,7 +10,7 @@
 import type { Logger } from "pino";
 import type { KubeClient } from "./client.js";
 import { isExpired } from "./errors.js";
-import { keyOf, type Watched } from "./object-key.js";
+import { keyOf, type Watched } from "../api/object-key.js";
 import { listPages } from "./pager.js";
 import { utf8Lines } from "./watch-lines.js";
 

@@ -16,6 +16,7 @@ import {
   type Version,
 } from "../api/types.js";
 import { convert } from "../conversion/convert.js";
+import { jsonEqual } from "../conversion/json-equal.js";
 import type { JsonReply, JsonHandler, RequestContext } from "./json-handler.js";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
@@ -46,20 +47,6 @@ function versionFor(request: AdmissionRequest, object: Record<string, unknown>):
 
 function isTerminating(obj: unknown): boolean {
   return isRecord(obj) && isRecord(obj.metadata) && obj.metadata.deletionTimestamp != null;
-}
-
-/** Equal as JSON documents, key order aside. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return (
-      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]))
-    );
-  }
-  if (!isRecord(a) || !isRecord(b)) return false;
-  const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => sameJson(a[k], b[k]));
 }
 
 function withoutMetadata(obj: Record<string, unknown>): Record<string, unknown> {
@@ -108,7 +95,7 @@ export async function validateReview(
     request.operation === "UPDATE" &&
     (isTerminating(request.oldObject) || isTerminating(obj)) &&
     isRecord(request.oldObject) &&
-    sameJson(withoutMetadata(request.oldObject), withoutMetadata(obj))
+    jsonEqual(withoutMetadata(request.oldObject), withoutMetadata(obj))
   ) {
     return { allowed: true };
   }

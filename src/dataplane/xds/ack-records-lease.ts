@@ -15,7 +15,7 @@ import type { KubeClient } from "../../kube/client.js";
 import { isConflict, isNotFound } from "../../kube/errors.js";
 import { Informer } from "../../kube/informer.js";
 import { microTime } from "../../kube/lease.js";
-import type { Watched } from "../../kube/object-key.js";
+import type { Watched } from "../../api/object-key.js";
 import {
   ACK_ANNOTATION,
   ACK_COMPONENT,
