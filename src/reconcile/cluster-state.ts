@@ -328,7 +328,7 @@ export class ClusterState {
         try {
           l();
         } catch (err) {
-          this.opts.log.error({ err: (err as Error).message }, "cache change listener failed");
+          this.opts.log.error({ err }, "cache change listener failed");
         }
       }
     });

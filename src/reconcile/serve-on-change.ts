@@ -51,7 +51,7 @@ export function serveOnChange(state: ClusterState, plane: DataPlane, opts: Serve
         if (!res.ok && res.reason === "PushFailed")
           opts.log.warn({ version: res.version, detail: res.detail }, "serving the cache's snapshot failed");
       },
-      (err: unknown) => opts.log.warn({ err: (err as Error).message }, "serving the cache's snapshot failed"),
+      (err: unknown) => opts.log.warn({ err }, "serving the cache's snapshot failed"),
     );
   };
 
@@ -67,7 +67,7 @@ export function serveOnChange(state: ClusterState, plane: DataPlane, opts: Serve
         buildOnce();
       }
     } catch (err) {
-      opts.log.error({ err: (err as Error).message }, "building the cache's snapshot failed");
+      opts.log.error({ err }, "building the cache's snapshot failed");
     } finally {
       running = false;
     }

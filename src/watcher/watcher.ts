@@ -3,7 +3,7 @@
 // informers and queue warm but never calls; the moment it leads, it works
 // through everything it has seen.
 
-import type { Logger } from "pino";
+import type { Logger } from "../observability/logger.js";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { PLURAL } from "../api/types.js";
 import { Informer } from "../kube/informer.js";

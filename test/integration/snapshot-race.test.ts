@@ -6,7 +6,7 @@
 // And a /reconcile whose caller goes away stops before it pushes.
 
 import https from "node:https";
-import { pino } from "pino";
+import { silentLogger } from "../../src/observability/logger.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane, type ControlPlane } from "../harness/control-plane.js";
 import {
@@ -26,7 +26,7 @@ import { Reconciler, ReconcileAbortedError, type ReconcileResult } from "../../s
 import { FAULT_STALL_ENV } from "../../src/server/reconcile-setup.js";
 import type { KubeClient } from "../../src/kube/client.js";
 
-const quiet = pino({ level: "silent" });
+const quiet = silentLogger();
 
 /** A hook that holds a reconcile between its reads and its push until the test lets it go. */
 function holdBeforePush() {
