@@ -1,7 +1,7 @@
 // What a reconcile reads, kept current by three watches (EdgeRoutes as v2,
 // Services, EndpointSlices) instead of a LIST of each per reconcile: the
 // apiserver's work per route change no longer grows with the cluster
-// (issue 15; docs/architecture.md, "Watch-fed cluster state").
+// (docs/architecture.md, "Watch-fed cluster state").
 //
 // Still level-triggered: the cache is the apiserver's state as of one
 // resourceVersion per kind (`revision()`), and every decision is made from

@@ -1,4 +1,4 @@
-// Issue 12, item 2: a snapshot reconcile that read the routes before a delete,
+// Stale reads (src/dataplane/read-revision.ts): a snapshot reconcile that read the routes before a delete,
 // and stalled, must not push its old snapshot after a later reconcile pushed
 // the snapshot without the route and released its finalizer. Two reconcilers
 // (two replicas, or two overlapping calls in one) on a real apiserver, one
