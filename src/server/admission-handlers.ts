@@ -32,6 +32,7 @@ import { ConflictIndex, summarize } from "../webhooks/conflicts.js";
 import { mutateRoute } from "../webhooks/mutate.js";
 import { validateRoute } from "../webhooks/validate.js";
 import { isRecord } from "../api/is-record.js";
+import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from "../api/webhook-registration.js";
 
 const { compare } = jsonPatch;
 
@@ -193,7 +194,12 @@ export function admissionHandlers(
   // serve hands in an index fed by its one EdgeRoute watch (the cache's); else one of its own.
   const conflicts = deps.conflicts ?? (access ? new ConflictIndex(access, { log: deps.log }) : undefined);
   return [
-    admissionHandler("/validate", "validate", (request) => validateReview(request, conflicts), deps.metrics),
-    admissionHandler("/mutate", "mutate", mutateReview, deps.metrics),
+    admissionHandler(
+      VALIDATING_WEBHOOK.path,
+      VALIDATING_WEBHOOK.suffix,
+      (request) => validateReview(request, conflicts),
+      deps.metrics,
+    ),
+    admissionHandler(MUTATING_WEBHOOK.path, MUTATING_WEBHOOK.suffix, mutateReview, deps.metrics),
   ];
 }
