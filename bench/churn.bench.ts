@@ -1,4 +1,4 @@
-// Cost at scale (issue 15): what one route change costs the apiserver while
+// Cost at scale (BENCHMARKS.md, Cost at scale): what one route change costs the apiserver while
 // the cluster holds 1,000, 10,000 or 50,000 routes, and what a watcher
 // restart costs at that size. On the test control plane, with the operator
 // out of cluster (serve + watch as processes, as the integration tests start
@@ -45,7 +45,7 @@ const { values: args } = parseArgs({
     rate: { type: "string", default: "10" },
     "in-flight": { type: "string", default: "32" },
     restart: { type: "boolean", default: false },
-    // The chart's default since issue 15; v1 for installs that stored v1.
+    // The chart's default (crd.storageVersion in charts/edge-operator/values.yaml); v1 for installs that stored v1.
     storage: { type: "string", default: "v2" },
     // serve with the chart's NODE_OPTIONS and MALLOC_ARENA_MAX (its heap limit), as in a pod; off: Node's defaults.
     "chart-memory": { type: "boolean", default: true },

@@ -7,7 +7,7 @@
 //
 // The copy has the same versions, schemas and storage version as the
 // operator's CRD and no conversion webhook (strategy None: the apiserver only
-// rewrites apiVersion), as in issue 15's floor: a version the operator does
+// rewrites apiVersion), as in the floor of BENCHMARKS.md, Write path: a version the operator does
 // not store costs it conversion calls the floor does not pay, and the figures
 // show it. FLOOR_CONVERSION=webhook gives the copy a conversion webhook on the
 // same no-op server that only rewrites apiVersion: the floor of any CRD that

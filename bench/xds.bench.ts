@@ -1,4 +1,4 @@
-// The xds sink at scale (issue 14), with the ADS server alone in a process
+// The xds sink at scale (BENCHMARKS.md, xDS over gRPC), with the ADS server alone in a process
 // started with the chart's NODE_OPTIONS (test/xds/scale-server.ts), clients on
 // loopback in this process (test/xds/scale-client.ts), every loop bounded:
 //  1. bytes and time to push a one-route change and a one-endpoints change at

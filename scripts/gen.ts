@@ -1,11 +1,13 @@
 // `npm run gen`: writes the files generated from the TypeScript sources into
-// the chart, and the xDS sink's protobuf descriptor. Unit tests
-// (test/unit/crd-files.test.ts, test/unit/xds-descriptor.test.ts) fail when
+// the chart (the CRD's pieces, the webhook registrations' pieces), and the xDS
+// sink's protobuf descriptor. Unit tests (test/unit/crd-files.test.ts,
+// test/unit/webhook-files.test.ts, test/unit/xds-descriptor.test.ts) fail when
 // what is committed differs from what this writes.
 
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { CRD_FILES_DIR, crdFiles } from "./crd-files.js";
+import { WEBHOOK_FILE, webhookFile } from "./webhook-files.js";
 import { XDS_DESCRIPTOR_FILE, xdsDescriptor } from "./xds-descriptor.js";
 
 const files = crdFiles();
@@ -16,5 +18,7 @@ for (const [name, text] of files) {
   writeFileSync(join(CRD_FILES_DIR, name), text);
   process.stdout.write(`wrote ${join(CRD_FILES_DIR, name)}\n`);
 }
+writeFileSync(WEBHOOK_FILE, webhookFile());
+process.stdout.write(`wrote ${WEBHOOK_FILE}\n`);
 writeFileSync(XDS_DESCRIPTOR_FILE, xdsDescriptor());
 process.stdout.write(`wrote ${XDS_DESCRIPTOR_FILE}\n`);

@@ -1,9 +1,11 @@
 // The CustomResourceDefinition for EdgeRoute, built from the schemas in
 // schema.ts. The chart's template is generated from the same function
-// (scripts/gen-crd.ts), so the two cannot drift.
+// (scripts/gen.ts); the conversion webhook's fixed parts come from
+// webhook-registration.ts, so the two cannot drift.
 
 import { CRD_NAME, GROUP, KIND, PLURAL, SHORT_NAMES, SINGULAR, type Version } from "./types.js";
 import { objectSchema, type Schema } from "./schema.js";
+import { CONVERSION_WEBHOOK } from "./webhook-registration.js";
 
 export interface PrinterColumn {
   name: string;
@@ -124,9 +126,9 @@ export function buildCrd(opts: CrdOptions = {}): CustomResourceDefinition {
   if (opts.conversion) {
     const { caBundle, ...where } = opts.conversion;
     crd.spec.conversion = {
-      strategy: "Webhook",
+      strategy: CONVERSION_WEBHOOK.strategy,
       webhook: {
-        conversionReviewVersions: ["v1"],
+        conversionReviewVersions: [...CONVERSION_WEBHOOK.conversionReviewVersions],
         clientConfig: { ...where, ...(caBundle ? { caBundle } : {}) },
       },
     };

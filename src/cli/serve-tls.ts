@@ -3,6 +3,7 @@
 // serve.ts only spreads the options into its parser and asks for the TLS source.
 
 import { CRD_NAME } from "../api/types.js";
+import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK, registrationName } from "../api/webhook-registration.js";
 import { UsageError } from "./command.js";
 import type { HttpsServerOptions, RunningServer } from "../server/https.js";
 import { kubeClient, type KubeClient } from "../kube/client.js";
@@ -91,8 +92,10 @@ export function parseCertFlags(v: CertFlagValues): ManagedCertOptions | undefine
     ...(v["inject-ca"]
       ? {
           inject: {
-            mutatingWebhookConfigurations: webhooks.map((n) => `${n}-mutate`),
-            validatingWebhookConfigurations: webhooks.map((n) => `${n}-validate`),
+            mutatingWebhookConfigurations: webhooks.map((n) => registrationName(n, MUTATING_WEBHOOK.suffix)),
+            validatingWebhookConfigurations: webhooks.map((n) =>
+              registrationName(n, VALIDATING_WEBHOOK.suffix),
+            ),
             customResourceDefinitions: v["crd-name"] ?? [CRD_NAME],
           },
         }

@@ -7,8 +7,13 @@ import type { EnvoyResources, RouteConfiguration } from "./envoy-resources.js";
 
 export const VERSION_LENGTH = 16;
 
-/** JSON.stringify is canonical here: envoy-resources.ts builds every object with a fixed key order. */
-export function canonicalJson(resources: EnvoyResources): string {
+/**
+ * The JSON the version is the hash of. Plain JSON.stringify is canonical here
+ * (equal content, equal text) because envoy-resources.ts builds every object
+ * with a fixed key order; watcher/route-fingerprint.ts sorts keys instead,
+ * for objects read off the wire.
+ */
+export function contentJson(resources: EnvoyResources): string {
   return JSON.stringify([
     resources.listeners,
     resources.routeConfigurations,
@@ -38,7 +43,7 @@ function hashRouteConfiguration(hash: Hash, rc: RouteConfiguration): void {
   hash.update("]}");
 }
 
-/** The first 16 hex digits of the SHA-256 of the canonical JSON (fed in pieces; the bytes are the same). */
+/** The first 16 hex digits of the SHA-256 of contentJson (fed in pieces; the bytes are the same). */
 export function contentVersion(resources: EnvoyResources): string {
   const hash = createHash("sha256");
   hash.update(`[${JSON.stringify(resources.listeners)},[`);

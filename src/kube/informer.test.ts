@@ -5,7 +5,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
-import { pino } from "pino";
+import { silentLogger } from "../observability/logger.js";
 import { Informer, type EventType } from "./informer.js";
 import { kubeClient } from "./client.js";
 import type { ClusterAccess } from "./kubeconfig.js";
@@ -66,7 +66,7 @@ const event = (res: http.ServerResponse, type: string, object: unknown): void =>
   res.write(`${JSON.stringify({ type, object })}\n`);
 };
 
-const log = pino({ level: "silent" });
+const log = silentLogger();
 const cleanup: (() => Promise<void>)[] = [];
 afterEach(async () => {
   for (const c of cleanup.splice(0)) await c();

@@ -7,10 +7,10 @@
 // resourceVersions are kept: the handlers get each object once and keep what
 // they need.
 
-import type { Logger } from "pino";
+import type { Logger } from "../observability/logger.js";
 import type { KubeClient } from "./client.js";
 import { isExpired } from "./errors.js";
-import { keyOf, type Watched } from "./object-key.js";
+import { keyOf, type Watched } from "../api/object-key.js";
 import { listPages } from "./pager.js";
 import { utf8Lines } from "./watch-lines.js";
 
@@ -154,10 +154,7 @@ export class Informer {
         failures++;
         this.stats.failures++;
         const delay = jittered(failures);
-        log.warn(
-          { informer: name, err: (err as Error).message, retryInMs: Math.round(delay) },
-          "watch failed",
-        );
+        log.warn({ informer: name, err, retryInMs: Math.round(delay) }, "watch failed");
         await sleep(delay, signal);
       }
     }
@@ -276,7 +273,7 @@ export class Informer {
       this.opts.onEvent(type, obj);
     } catch (err) {
       // A handler's bug must not stop the watch.
-      this.opts.log.error({ informer: this.opts.name, err: (err as Error).message }, "event handler failed");
+      this.opts.log.error({ informer: this.opts.name, err }, "event handler failed");
     }
   }
 }

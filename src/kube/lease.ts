@@ -7,7 +7,7 @@
 // the lease duration) stops at once, before anyone else may start. Release on
 // shutdown empties the holder, so a successor takes over at its next try.
 
-import type { Logger } from "pino";
+import type { Logger } from "../observability/logger.js";
 import type { KubeClient } from "./client.js";
 import { isConflict, isNotFound } from "./errors.js";
 
@@ -145,7 +145,7 @@ export class LeaderElector {
       try {
         ok = await this.tryAcquireOrRenew();
       } catch (err) {
-        this.opts.log.warn({ err: (err as Error).message, lease: this.opts.name }, "lease: try failed");
+        this.opts.log.warn({ err, lease: this.opts.name }, "lease: try failed");
       }
       if (signal.aborted) break;
       if (ok) {
@@ -237,7 +237,7 @@ export class LeaderElector {
       this.opts.log.info({ identity: this.opts.identity, lease: this.opts.name }, "lease: released");
     } catch (err) {
       // Lost meanwhile, or the apiserver is gone: the lease expires on its own.
-      this.opts.log.warn({ err: (err as Error).message }, "lease: release failed");
+      this.opts.log.warn({ err }, "lease: release failed");
     }
   }
 }

@@ -4,6 +4,7 @@
 // that is killed is finished by running it again; the trim comes last and
 // only after every object was written.
 
+import { objectKeyOf } from "../api/object-key.js";
 import { kubeStatus, type KubeClient } from "../kube/client.js";
 import { listPages, type ListPage } from "../kube/pager.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
@@ -196,8 +197,7 @@ async function rewriteAll(
     const ns = o.metadata.namespace;
     return `${base}/${ns ? `namespaces/${encodeURIComponent(ns)}/` : ""}${plan.plural}/${encodeURIComponent(o.metadata.name)}`;
   };
-  const keyOf = (o: ListedObject): string =>
-    o.metadata.uid ?? `${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+  const writtenKey = (o: ListedObject): string => o.metadata.uid ?? objectKeyOf(o);
 
   /**
    * The no-op write: the object as read, in the storage version, with its
@@ -209,7 +209,7 @@ async function rewriteAll(
     for (let reread = 0; ; reread++) {
       try {
         await withRetry(() => client.json("PUT", objectPath(current), { body: current }));
-        written.add(keyOf(current));
+        written.add(writtenKey(current));
         report();
         return;
       } catch (err) {
@@ -219,7 +219,7 @@ async function rewriteAll(
           return;
         }
         if (why !== "reread" || reread >= MAX_REREADS) {
-          const where = `${current.metadata.namespace ?? ""}/${current.metadata.name}`;
+          const where = objectKeyOf(current);
           throw new MigrationError(
             `rewriting ${plan.kind} ${where} failed: ${(err as Error).message.split("\n")[0]}`,
           );

@@ -1,18 +1,10 @@
 // What the Accepted and Programmed conditions should say about one route:
 // pure functions of what the reconcile read and what the data plane did.
 
-import type { EdgeRouteV2 } from "../api/types.js";
 import type { RouteProgramming } from "../dataplane/dataplane.js";
 import { describeDropped } from "../routing/claims.js";
 import type { DesiredCondition } from "./conditions.js";
 import type { RouteOutcome } from "../translate/snapshot.js";
-
-/** The distinct Services a route sends traffic to. */
-export function backendServices(route: EdgeRouteV2): string[] {
-  const names = new Set<string>();
-  for (const rule of route.spec?.rules ?? []) for (const b of rule.backends ?? []) names.add(b.name);
-  return [...names].sort();
-}
 
 export const pendingNotAccepted: DesiredCondition = {
   type: "Programmed",

@@ -1,7 +1,7 @@
 // What a reconcile reads, kept current by three watches (EdgeRoutes as v2,
 // Services, EndpointSlices) instead of a LIST of each per reconcile: the
 // apiserver's work per route change no longer grows with the cluster
-// (issue 15; docs/architecture.md, "Watch-fed cluster state").
+// (docs/architecture.md, "Watch-fed cluster state").
 //
 // Still level-triggered: the cache is the apiserver's state as of one
 // resourceVersion per kind (`revision()`), and every decision is made from
@@ -29,13 +29,13 @@ import {
 import type { EndpointsByService } from "../translate/snapshot.js";
 import type { KubeClient } from "../kube/client.js";
 import { Informer, type EventType } from "../kube/informer.js";
-import { keyOf, objectKey, type Watched } from "../kube/object-key.js";
+import { keyOf, objectKey, type Watched } from "../api/object-key.js";
 import { edgeRoutesPath, ENDPOINT_SLICES_PATH, SERVICES_PATH } from "../kube/paths.js";
 import type { Logger } from "../observability/logger.js";
 import {
   SERVICE_NAME_LABEL,
   serviceEndpoints,
-  serviceKey,
+  serviceOfEndpointSlice,
   type ServiceEndpoints,
 } from "../routing/service-endpoints.js";
 import { slimRoute } from "./slim-route.js";
@@ -125,11 +125,6 @@ function slimSlice(obj: Watched): V1EndpointSlice | undefined {
       ...(isRecord(e.conditions) && e.conditions.ready === false ? { conditions: { ready: false } } : {}),
     })),
   };
-}
-
-function serviceOfSlice(slice: V1EndpointSlice): string | undefined {
-  const name = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
-  return name === undefined ? undefined : serviceKey(slice.metadata?.namespace ?? "", name);
 }
 
 /** True when `have` is at least `want` (a non-numeric resourceVersion counts as reached: it cannot be compared). */
@@ -257,7 +252,7 @@ export class ClusterState {
   }
 
   service(namespace: string, name: string): V1Service | undefined {
-    return this.serviceMap.get(serviceKey(namespace, name));
+    return this.serviceMap.get(objectKey(namespace, name));
   }
 
   /** Every Service's ready endpoints: what buildSnapshot takes. Not changed afterwards either. */
@@ -349,7 +344,7 @@ export class ClusterState {
         try {
           l();
         } catch (err) {
-          this.opts.log.error({ err: (err as Error).message }, "cache change listener failed");
+          this.opts.log.error({ err }, "cache change listener failed");
         }
       }
     });
@@ -395,7 +390,7 @@ export class ClusterState {
       this.serviceOfSliceKey.delete(key);
     }
     const slice = type === "DELETED" ? undefined : slimSlice(obj);
-    const svc = slice ? serviceOfSlice(slice) : undefined;
+    const svc = slice ? serviceOfEndpointSlice(slice) : undefined;
     if (slice && svc !== undefined) {
       let set = this.slicesByService.get(svc);
       if (!set) this.slicesByService.set(svc, (set = new Map()));

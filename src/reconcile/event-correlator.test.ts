@@ -2,7 +2,7 @@
 // Event's count; a chatty route is held to its token bucket. The recorder's
 // calls are captured by a fake KubeClient (the decision logic needs no cluster).
 
-import pino from "pino";
+import { silentLogger } from "../observability/logger.js";
 import { describe, expect, it } from "vitest";
 import type { EdgeRouteV2 } from "../api/types.js";
 import { KubeError, type KubeClient } from "../kube/client.js";
@@ -35,7 +35,7 @@ const route = (name: string): EdgeRouteV2 =>
     spec: { hostnames: [], rules: [] },
   }) as unknown as EdgeRouteV2;
 
-const log = pino({ level: "silent" });
+const log = silentLogger();
 
 describe("event aggregation", () => {
   it("records a repeated reason once, then bumps its count", async () => {

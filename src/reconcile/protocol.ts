@@ -4,10 +4,6 @@
 // (src/watcher/reconcile-client.ts) import it from here, so neither spells
 // the other's format by hand.
 
-import { objectKey } from "../kube/object-key.js";
-
-export { objectKey };
-
 /** The one key that rebuilds and pushes the whole data-plane snapshot. */
 export const SNAPSHOT_KEY = "$snapshot";
 

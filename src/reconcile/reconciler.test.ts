@@ -220,7 +220,7 @@ describe("Reconciler, the snapshot key", () => {
   });
 });
 
-describe("Reconciler, status writes during an admission burst (issue 15)", () => {
+describe("Reconciler, status writes during an admission burst", () => {
   it("writes what the pace allows, leaves the rest to the next call, and writes them once the pace lifts", async () => {
     let allowed = 3;
     const { kube, reconciler } = setup({ statusPace: { tryTake: () => allowed-- > 0 } });
@@ -238,7 +238,7 @@ describe("Reconciler, status writes during an admission burst (issue 15)", () =>
   });
 });
 
-describe("Reconciler, a cache behind its own status writes (issue 15)", () => {
+describe("Reconciler, a cache behind its own status writes", () => {
   /** A view that holds the routes as first read, as a watch-fed cache does until the write's event arrives. */
   function laggingView(kube: FakeKube) {
     const live = new ClusterReader(kube);
@@ -333,7 +333,7 @@ describe("Reconciler, a route key", () => {
   });
 });
 
-describe("Reconciler, a stale read and a failing data plane (issue 12, items 2 and 4)", () => {
+describe("Reconciler, a stale read and a failing data plane", () => {
   /** A hook that holds a reconcile between its reads and its push until released. */
   function hold() {
     let release!: () => void;

@@ -16,7 +16,6 @@ import { isConflict, isNotFound, isStale } from "../kube/errors.js";
 import { edgeRoutePath } from "../kube/paths.js";
 import {
   acceptedFrom,
-  backendServices,
   pendingNotAccepted,
   programmedFrom,
   deprogramming,
@@ -30,8 +29,10 @@ import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
 import { Registry } from "prom-client";
 import { createReconcileMetrics, type ReconcileMetrics } from "./reconcile-metrics.js";
 import { checkRoute } from "../routing/route-check.js";
-import { serviceEndpoints, serviceKey, type ServiceEndpoints } from "../routing/service-endpoints.js";
-import { routeKey, type EndpointsByService, type Snapshot } from "../translate/snapshot.js";
+import { referencedServices } from "../routing/referenced-services.js";
+import { serviceEndpoints, type ServiceEndpoints } from "../routing/service-endpoints.js";
+import { objectKey, objectKeyOf } from "../api/object-key.js";
+import type { EndpointsByService, Snapshot } from "../translate/snapshot.js";
 import { SnapshotPipeline } from "./snapshot-pipeline.js";
 import type { DataPlane, RouteStanding } from "../dataplane/dataplane.js";
 import type { ReadRevision } from "../dataplane/read-revision.js";
@@ -210,9 +211,9 @@ export class Reconciler {
     // the same words and never undo each other.
     const services = new Map<string, ServiceEndpoints>();
     await Promise.all(
-      backendServices(route).map(async (name) => {
+      referencedServices(route).map(async (name) => {
         const svc = await this.read.service(ref.namespace, name, signal);
-        if (svc) services.set(serviceKey(ref.namespace, name), serviceEndpoints(svc, []));
+        if (svc) services.set(objectKey(ref.namespace, name), serviceEndpoints(svc, []));
       }),
     );
     const check = checkRoute(route, services);
@@ -332,7 +333,7 @@ export class Reconciler {
     await eachConcurrently(terminating, this.opts.writeConcurrency ?? 32, async (read) => {
       signal?.throwIfAborted();
       // As markDeprogramming's write left it, if it wrote: its resourceVersion is the release's precondition.
-      const route = marked.has(routeKey(read)) ? this.written.overlay(read) : read;
+      const route = marked.has(objectKeyOf(read)) ? this.written.overlay(read) : read;
       const own = routes?.deleted(route.spec?.hostnames ?? []) ?? push;
       // The data plane holds a snapshot without this route (or holds nothing): traffic no longer goes to it.
       if (own.ok || own.unserved === true) {
@@ -361,12 +362,12 @@ export class Reconciler {
           signal,
           stale,
         );
-        if (wrote) this.log.warn({ route: routeKey(route) }, "deprogramming stuck");
+        if (wrote) this.log.warn({ route: objectKeyOf(route) }, "deprogramming stuck");
         return;
       }
       if (waitsOnClients(own)) waiting.count++;
       // Some client may already have dropped it: no longer Programmed=True.
-      if (!marked.has(routeKey(route))) await this.writeStatus(route, [deprogramming], signal, stale);
+      if (!marked.has(objectKeyOf(route))) await this.writeStatus(route, [deprogramming], signal, stale);
     });
     if (released > 0) report.push(`released the finalizer of ${released} deleted route(s)`);
     if (stuck > 0) report.push(`${stuck} deleted route(s) stuck waiting for the data plane`);
@@ -380,7 +381,7 @@ export class Reconciler {
     const marked = new Set<string>();
     const saysServed = terminating.filter((r) => findCondition(r.status, "Programmed")?.status === "True");
     await eachConcurrently(saysServed, this.opts.writeConcurrency ?? 32, async (route) => {
-      if (await this.writeStatus(route, [deprogramming], signal)) marked.add(routeKey(route));
+      if (await this.writeStatus(route, [deprogramming], signal)) marked.add(objectKeyOf(route));
     });
     return marked;
   }
@@ -402,7 +403,7 @@ export class Reconciler {
     stale: { count: number },
     waiting: { count: number },
   ): Promise<number> {
-    const byKey = new Map(live.map((r) => [routeKey(r), r]));
+    const byKey = new Map(live.map((r) => [objectKeyOf(r), r]));
     const deadline = Date.now() + (this.opts.writeBudgetMs ?? 20_000);
     let written = 0;
     let deferred = 0;

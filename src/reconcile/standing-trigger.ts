@@ -69,10 +69,7 @@ export function reconcileOnStandingChange(
         },
         (err: unknown) => {
           if (!stop.signal.aborted)
-            opts.log.warn(
-              { err: (err as Error).message },
-              "snapshot reconcile after an xDS client change failed",
-            );
+            opts.log.warn({ err }, "snapshot reconcile after an xDS client change failed");
           return false;
         },
       )

@@ -8,7 +8,7 @@
 // as the cache still holds the version the write was made on.
 
 import type { EdgeRouteStatus, EdgeRouteV2 } from "../api/types.js";
-import { routeKey } from "../translate/snapshot.js";
+import { objectKeyOf } from "../api/object-key.js";
 
 interface Written {
   /** The resourceVersion the write was made on, and the one it returned. */
@@ -24,7 +24,7 @@ export class WrittenStatuses {
   record(route: EdgeRouteV2, status: EdgeRouteStatus, after: string | undefined): void {
     const before = route.metadata.resourceVersion;
     if (before === undefined || after === undefined || after === before) return;
-    this.byKey.set(routeKey(route), { before, after, status });
+    this.byKey.set(objectKeyOf(route), { before, after, status });
   }
 
   /**
@@ -33,7 +33,7 @@ export class WrittenStatuses {
    * route changed since), and the record goes.
    */
   overlay(route: EdgeRouteV2): EdgeRouteV2 {
-    const key = routeKey(route);
+    const key = objectKeyOf(route);
     const w = this.byKey.get(key);
     if (w === undefined) return route;
     if (route.metadata.resourceVersion !== w.before) {
@@ -47,7 +47,7 @@ export class WrittenStatuses {
   overlayAll(routes: readonly EdgeRouteV2[]): EdgeRouteV2[] {
     const out = routes.map((r) => this.overlay(r));
     if (this.byKey.size > 0) {
-      const present = new Set(routes.map(routeKey));
+      const present = new Set(routes.map(objectKeyOf));
       for (const key of this.byKey.keys()) if (!present.has(key)) this.byKey.delete(key);
     }
     return out;

@@ -9,7 +9,8 @@ import { isRecord } from "../api/is-record.js";
 import type { EdgeRouteV2 } from "../api/types.js";
 import { parseGatewayDuration } from "../api/duration.js";
 import { pathProblem } from "./path-match.js";
-import { serviceKey, type ServiceEndpoints } from "./service-endpoints.js";
+import { objectKey } from "../api/object-key.js";
+import type { ServiceEndpoints } from "./service-endpoints.js";
 
 export type RouteCheck =
   | { readonly ok: true }
@@ -198,10 +199,10 @@ export function missingBackends(
   const missing = new Set<string>();
   for (const rule of route.spec.rules) {
     for (const b of rule.backends) {
-      const service = services.get(serviceKey(ns, b.name));
-      if (service === undefined) missing.add(`Service ${serviceKey(ns, b.name)} not found`);
+      const service = services.get(objectKey(ns, b.name));
+      if (service === undefined) missing.add(`Service ${objectKey(ns, b.name)} not found`);
       else if (!service.ports.some((p) => p.port === b.port))
-        missing.add(`Service ${serviceKey(ns, b.name)} has no port ${b.port}`);
+        missing.add(`Service ${objectKey(ns, b.name)} has no port ${b.port}`);
     }
   }
   return [...missing];
@@ -267,7 +268,7 @@ function backendsExist(route: EdgeRouteV2, services: ReadonlyMap<string, Service
   const ns = route.metadata.namespace ?? "";
   for (const rule of route.spec.rules)
     for (const b of rule.backends) {
-      const service = services.get(serviceKey(ns, b.name));
+      const service = services.get(objectKey(ns, b.name));
       if (service === undefined || !service.ports.some((p) => p.port === b.port)) return false;
     }
   return true;

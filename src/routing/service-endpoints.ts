@@ -3,6 +3,8 @@
 // Reducing here keeps buildSnapshot free of the EndpointSlice API's details.
 
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
+import { isRecord } from "../api/is-record.js";
+import { objectKey, objectKeyOf, type Watched } from "../api/object-key.js";
 
 export interface SocketAddress {
   readonly ip: string;
@@ -19,11 +21,6 @@ export interface ServicePortEndpoints {
 /** One Service that exists. Its absence from the map given to buildSnapshot means "not found". */
 export interface ServiceEndpoints {
   readonly ports: readonly ServicePortEndpoints[];
-}
-
-/** `namespace/name`, the key of the endpoints map. */
-export function serviceKey(namespace: string, name: string): string {
-  return `${namespace}/${name}`;
 }
 
 export function compareAddresses(a: SocketAddress, b: SocketAddress): number {
@@ -66,23 +63,30 @@ export function serviceEndpoints(service: V1Service, slices: readonly V1Endpoint
 /** The label that ties an EndpointSlice to its Service. */
 export const SERVICE_NAME_LABEL = "kubernetes.io/service-name";
 
-/** Every listed Service with its slices, keyed `namespace/name`: the map buildSnapshot takes. */
+/** `namespace/name` of the Service an EndpointSlice belongs to, from its service-name label. */
+export function serviceOfEndpointSlice(slice: Watched): string | undefined {
+  const ns = slice.metadata?.namespace;
+  const labels = slice.metadata?.labels;
+  const svc = isRecord(labels) ? labels[SERVICE_NAME_LABEL] : undefined;
+  return typeof ns === "string" && ns && typeof svc === "string" && svc ? objectKey(ns, svc) : undefined;
+}
+
+/** Every listed Service with its slices, keyed `namespace/name` (objectKey): the map buildSnapshot takes. */
 export function endpointsByService(
   services: readonly V1Service[],
   slices: readonly V1EndpointSlice[],
 ): Map<string, ServiceEndpoints> {
   const slicesOf = new Map<string, V1EndpointSlice[]>();
   for (const slice of slices) {
-    const name = slice.metadata?.labels?.[SERVICE_NAME_LABEL];
-    if (name === undefined) continue;
-    const key = serviceKey(slice.metadata?.namespace ?? "", name);
+    const key = serviceOfEndpointSlice(slice);
+    if (key === undefined) continue;
     const list = slicesOf.get(key);
     if (list === undefined) slicesOf.set(key, [slice]);
     else list.push(slice);
   }
   const out = new Map<string, ServiceEndpoints>();
   for (const service of services) {
-    const key = serviceKey(service.metadata?.namespace ?? "", service.metadata?.name ?? "");
+    const key = objectKeyOf(service);
     out.set(key, serviceEndpoints(service, slicesOf.get(key) ?? []));
   }
   return out;

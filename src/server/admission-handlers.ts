@@ -16,6 +16,7 @@ import {
   type Version,
 } from "../api/types.js";
 import { convert } from "../conversion/convert.js";
+import { jsonEqual } from "../conversion/json-equal.js";
 import type { JsonReply, JsonHandler, RequestContext } from "./json-handler.js";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
@@ -31,6 +32,7 @@ import { ConflictIndex, summarize } from "../webhooks/conflicts.js";
 import { mutateRoute } from "../webhooks/mutate.js";
 import { validateRoute } from "../webhooks/validate.js";
 import { isRecord } from "../api/is-record.js";
+import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from "../api/webhook-registration.js";
 
 const { compare } = jsonPatch;
 
@@ -46,20 +48,6 @@ function versionFor(request: AdmissionRequest, object: Record<string, unknown>):
 
 function isTerminating(obj: unknown): boolean {
   return isRecord(obj) && isRecord(obj.metadata) && obj.metadata.deletionTimestamp != null;
-}
-
-/** Equal as JSON documents, key order aside. */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    return (
-      Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJson(x, b[i]))
-    );
-  }
-  if (!isRecord(a) || !isRecord(b)) return false;
-  const ka = Object.keys(a).filter((k) => a[k] !== undefined);
-  const kb = Object.keys(b).filter((k) => b[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => sameJson(a[k], b[k]));
 }
 
 function withoutMetadata(obj: Record<string, unknown>): Record<string, unknown> {
@@ -108,7 +96,7 @@ export async function validateReview(
     request.operation === "UPDATE" &&
     (isTerminating(request.oldObject) || isTerminating(obj)) &&
     isRecord(request.oldObject) &&
-    sameJson(withoutMetadata(request.oldObject), withoutMetadata(obj))
+    jsonEqual(withoutMetadata(request.oldObject), withoutMetadata(obj))
   ) {
     return { allowed: true };
   }
@@ -206,7 +194,12 @@ export function admissionHandlers(
   // serve hands in an index fed by its one EdgeRoute watch (the cache's); else one of its own.
   const conflicts = deps.conflicts ?? (access ? new ConflictIndex(access, { log: deps.log }) : undefined);
   return [
-    admissionHandler("/validate", "validate", (request) => validateReview(request, conflicts), deps.metrics),
-    admissionHandler("/mutate", "mutate", mutateReview, deps.metrics),
+    admissionHandler(
+      VALIDATING_WEBHOOK.path,
+      VALIDATING_WEBHOOK.suffix,
+      (request) => validateReview(request, conflicts),
+      deps.metrics,
+    ),
+    admissionHandler(MUTATING_WEBHOOK.path, MUTATING_WEBHOOK.suffix, mutateReview, deps.metrics),
   ];
 }

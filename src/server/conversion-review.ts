@@ -10,6 +10,7 @@ import { errorReply, type JsonReply, type JsonHandler } from "./json-handler.js"
 import type { ServerMetrics } from "../observability/metrics.js";
 import { convert } from "../conversion/convert.js";
 import { isRecord } from "../api/is-record.js";
+import { CONVERSION_WEBHOOK } from "../api/webhook-registration.js";
 
 export const REVIEW_API_VERSION = "apiextensions.k8s.io/v1";
 export const REVIEW_KIND = "ConversionReview";
@@ -139,7 +140,7 @@ export function conversionHandler(limitBytes: number, metrics: ServerMetrics): J
   const count = (outcome: ConversionOutcome): void =>
     metrics.webhookDecisions.inc({ webhook: "convert", outcome });
   return {
-    path: "/convert",
+    path: CONVERSION_WEBHOOK.path,
     limit: limitBytes,
     budget: "conversion",
     handle: (body) => {

@@ -250,7 +250,7 @@ function watchWriteStalls(server: https.Server, stallMs: number): NodeJS.Timeout
 
 interface Held {
   readonly socket: Socket;
-  /** keyOf(socket), kept: a closed socket may no longer know its peer. */
+  /** socketKey(socket), kept: a closed socket may no longer know its peer. */
   readonly key: string;
   readonly peer: string;
   /** Requests that arrived on it so far. */
@@ -299,7 +299,7 @@ class ConnectionCaps {
       room.socket.destroy();
       outcome = "evicted";
     }
-    const entry: Held = { socket, key: keyOf(socket), peer, served: 0, active: 0, idleSince: Date.now() };
+    const entry: Held = { socket, key: socketKey(socket), peer, served: 0, active: 0, idleSince: Date.now() };
     this.held.set(entry.key, entry);
     this.byPeer.set(peer, (this.byPeer.get(peer) ?? 0) + 1);
     socket.once("close", () => this.drop(entry));
@@ -308,7 +308,7 @@ class ConnectionCaps {
 
   /** A request arrived on `socket` (the TLS socket over an admitted one); counted until its answer ends. */
   requestOn(socket: Socket, res: ServerResponse): void {
-    const entry = this.held.get(keyOf(socket));
+    const entry = this.held.get(socketKey(socket));
     if (entry === undefined) return;
     entry.served++;
     entry.active++;
@@ -346,6 +346,6 @@ class ConnectionCaps {
 }
 
 /** The TCP socket and the TLS socket over it answer the same address and port. */
-function keyOf(socket: Socket): string {
+function socketKey(socket: Socket): string {
   return `${socket.remoteAddress ?? ""}:${socket.remotePort ?? ""}`;
 }

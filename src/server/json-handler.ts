@@ -3,7 +3,7 @@
 // parsing errors and metrics live in the server, not in each handler.
 
 import type { IncomingHttpHeaders } from "node:http";
-import type { Logger } from "pino";
+import type { Logger } from "../observability/logger.js";
 
 export interface JsonReply {
   readonly status: number;

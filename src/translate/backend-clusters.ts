@@ -4,7 +4,8 @@
 // strings the route already holds, with no key string built for it.
 
 import { clusterName } from "../envoy/envoy-resources.js";
-import { serviceKey, type ServiceEndpoints } from "../routing/service-endpoints.js";
+import { objectKey } from "../api/object-key.js";
+import type { ServiceEndpoints } from "../routing/service-endpoints.js";
 
 export class BackendClusters {
   // namespace → Service → port → cluster name, or null when there is no such Service port.
@@ -26,7 +27,7 @@ export class BackendClusters {
     }
     let name = ports.get(port);
     if (name === undefined) {
-      const found = this.endpoints.get(serviceKey(namespace, service));
+      const found = this.endpoints.get(objectKey(namespace, service));
       name =
         found !== undefined && found.ports.some((p) => p.port === port)
           ? clusterName(namespace, service, port)

@@ -9,6 +9,7 @@
 
 import { LIMITS } from "../api/schema.js";
 import type { EdgeRouteV2, PathMatchType, RouteMatch, RouteRule } from "../api/types.js";
+import { objectKeyOf } from "../api/object-key.js";
 import { ClaimRegistry, describeDropped, HELD, type DroppedMatch } from "../routing/claims.js";
 import type { EnvoyRoute, HeaderMatcher, RouteAction, VirtualHost } from "../envoy/envoy-resources.js";
 import { envoyPathMatch, normalizePath } from "../routing/path-match.js";
@@ -65,10 +66,6 @@ function hostnamesOf(route: EdgeRouteV2): readonly string[] {
 interface HostRoutes {
   readonly keys: number[];
   readonly routes: EnvoyRoute[];
-}
-
-export function routeKey(route: EdgeRouteV2): string {
-  return `${route.metadata?.namespace ?? ""}/${route.metadata?.name ?? ""}`;
 }
 
 // `/r0/m0` … `/r15/m7`, made once: an entry's name is then one concatenation.
@@ -171,7 +168,7 @@ function rankRoutes(routes: readonly EdgeRouteV2[]): Ranking {
   const times = new Map<string, number>();
   for (let i = 0; i < n; i++) {
     const route = routes[i] as EdgeRouteV2;
-    keys[i] = routeKey(route);
+    keys[i] = objectKeyOf(route);
     const stamp = route.metadata?.creationTimestamp;
     let t = stamp === undefined ? undefined : times.get(stamp);
     if (t === undefined) {

@@ -17,7 +17,7 @@ import { envoyResources, type EnvoyOptions } from "./envoy.js";
 import { translateRoutes, type EndpointsByService, type RouteOutcome } from "./model.js";
 
 // The stage's callers (the reconcile, the sinks) name the model's types through here.
-export { routeKey, type EndpointsByService, type RejectReason, type RouteOutcome } from "./model.js";
+export { type EndpointsByService, type RejectReason, type RouteOutcome } from "./model.js";
 
 export interface Snapshot {
   /** 16 hex digits of the SHA-256 of the resources' canonical JSON. */

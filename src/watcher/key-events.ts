@@ -10,10 +10,11 @@
 // one more request on the server that also answers their admission).
 
 import type { EventType } from "../kube/informer.js";
-import { keyOf, type Watched } from "../kube/object-key.js";
+import { keyOf, objectKey, type Watched } from "../api/object-key.js";
 import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
 import { routeFingerprint } from "./route-fingerprint.js";
-import { ServiceIndex, referencedServices } from "./service-index.js";
+import { referencedServices } from "../routing/referenced-services.js";
+import { ServiceIndex } from "./service-index.js";
 
 /** Where keys go: the work queue's `add`. */
 export interface KeySink {
@@ -66,7 +67,11 @@ export function keyEvents(queue: KeySink, opts: KeyEventsOptions = {}): KeyEvent
         fingerprints.delete(key);
         terminating.delete(key);
       } else {
-        index.setRoute(key, referencedServices(obj));
+        const ns = obj.metadata?.namespace;
+        index.setRoute(
+          key,
+          typeof ns === "string" ? referencedServices(obj).map((n) => objectKey(ns, n)) : [],
+        );
         const fp = routeFingerprint(obj);
         if (type === "MODIFIED" && fingerprints.get(key) === fp) return;
         fingerprints.set(key, fp);

@@ -8,7 +8,7 @@
 // finalizers.
 
 import { createHash } from "node:crypto";
-import type { Watched } from "../kube/object-key.js";
+import type { Watched } from "../api/object-key.js";
 
 /** JSON with object keys sorted, so that equal values give equal text whatever the key order. */
 export function canonicalJson(value: unknown): string {

@@ -1,57 +1,6 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
-import { ServiceIndex, referencedServices, serviceOfEndpointSlice } from "./service-index.js";
-
-const route = (namespace: string, name: string, backends: string[][]) => ({
-  metadata: { namespace, name },
-  spec: {
-    rules: backends.map((names) => ({
-      matches: [{ path: { value: "/" } }],
-      backends: names.map((n) => ({ name: n, port: 80 })),
-    })),
-  },
-});
-
-describe("referencedServices", () => {
-  it("takes every backend of every rule, qualified by the route's namespace, once", () => {
-    expect(
-      referencedServices(
-        route("shop", "r1", [
-          ["checkout", "canary"],
-          ["checkout", "api"],
-        ]),
-      ),
-    ).toEqual(["shop/api", "shop/canary", "shop/checkout"]);
-  });
-
-  it("reads a v1-shaped spec's service", () => {
-    expect(referencedServices({ metadata: { namespace: "a", name: "r" }, spec: { service: "web" } })).toEqual(
-      ["a/web"],
-    );
-  });
-
-  it("gives nothing for malformed objects rather than throwing", () => {
-    for (const bad of [
-      {},
-      { metadata: { namespace: "a" } },
-      { metadata: { namespace: "a" }, spec: { rules: "x" } },
-      { metadata: { namespace: "a" }, spec: { rules: [null, { backends: [1, { name: 2 }, {}] }] } },
-      { metadata: { namespace: 3 }, spec: { rules: [{ backends: [{ name: "x" }] }] } },
-    ]) {
-      expect(referencedServices(bad)).toEqual([]);
-    }
-  });
-});
-
-describe("serviceOfEndpointSlice", () => {
-  it("reads the kubernetes.io/service-name label", () => {
-    const slice = {
-      metadata: { namespace: "a", name: "web-x1", labels: { "kubernetes.io/service-name": "web" } },
-    };
-    expect(serviceOfEndpointSlice(slice)).toBe("a/web");
-    expect(serviceOfEndpointSlice({ metadata: { namespace: "a", name: "orphan" } })).toBeUndefined();
-  });
-});
+import { ServiceIndex } from "./service-index.js";
 
 describe("ServiceIndex", () => {
   it("follows a route as its backends change and when it goes", () => {

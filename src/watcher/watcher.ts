@@ -3,7 +3,7 @@
 // informers and queue warm but never calls; the moment it leads, it works
 // through everything it has seen.
 
-import type { Logger } from "pino";
+import type { Logger } from "../observability/logger.js";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 import { PLURAL } from "../api/types.js";
 import { Informer } from "../kube/informer.js";
@@ -15,9 +15,9 @@ import { createQueueMetrics } from "./queue-metrics.js";
 import { keyEvents, type KeyEvents } from "./key-events.js";
 import { TokenBucket } from "../kube/token-bucket.js";
 import type { ReconcileClient } from "./reconcile-client.js";
-import { keyOf } from "../kube/object-key.js";
+import { keyOf } from "../api/object-key.js";
 import { edgeRoutesPath, ENDPOINT_SLICES_PATH, SERVICES_PATH } from "../kube/paths.js";
-import { serviceOfEndpointSlice } from "./service-index.js";
+import { serviceOfEndpointSlice } from "../routing/service-endpoints.js";
 import { WorkQueue, type Lane, type WorkQueueOptions } from "./work-queue.js";
 
 export interface WatcherOptions {

@@ -10,7 +10,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { EdgeRouteV2, HeaderMatch, RouteMatch } from "../api/types.js";
 import { buildSnapshot } from "../translate/snapshot.js";
-import { serviceKey, type ServiceEndpoints } from "../routing/service-endpoints.js";
+import { objectKey } from "../api/object-key.js";
+import type { ServiceEndpoints } from "../routing/service-endpoints.js";
 import { conflictWarnings, summarize } from "./conflicts.js";
 
 const header: fc.Arbitrary<HeaderMatch> = fc.record({
@@ -78,8 +79,8 @@ const routes: fc.Arbitrary<EdgeRouteV2[]> = fc
 
 const service: ServiceEndpoints = { ports: [{ port: 80, addresses: [] }] };
 const endpoints = new Map([
-  [serviceKey("a", "svc"), service],
-  [serviceKey("b", "svc"), service],
+  [objectKey("a", "svc"), service],
+  [objectKey("b", "svc"), service],
 ]);
 
 /** The owners named in admission's warnings: "conflicts with older EdgeRoute NS/NAME on ...". */

@@ -1,4 +1,4 @@
-import { pino } from "pino";
+import { silentLogger } from "../observability/logger.js";
 import { describe, expect, it } from "vitest";
 import { ConflictIndex, conflictWarnings, summarize, type RouteSummary } from "./conflicts.js";
 
@@ -98,7 +98,7 @@ describe("conflictWarnings", () => {
 });
 
 describe("ConflictIndex", () => {
-  const index = () => new ConflictIndex(undefined, { log: pino({ level: "silent" }) });
+  const index = () => new ConflictIndex(undefined, { log: silentLogger() });
   const obj = (name: string, created: string, paths: string[], deleting = false) => ({
     metadata: {
       name,

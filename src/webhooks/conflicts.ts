@@ -11,6 +11,7 @@ import { kubeClient } from "../kube/client.js";
 import { claimKey, claimsOf, describeMatch } from "../routing/match-keys.js";
 import { compareAge } from "../routing/route-order.js";
 import { isRecord } from "../api/is-record.js";
+import { objectKey } from "../api/object-key.js";
 
 export interface RouteSummary {
   readonly namespace: string;
@@ -39,8 +40,8 @@ export function summarize(obj: unknown, fallbackNamespace = ""): RouteSummary | 
 function isOlder(a: RouteSummary, b: RouteSummary): boolean {
   return (
     compareAge(
-      { creationTimestamp: a.creationTimestamp, key: `${a.namespace}/${a.name}` },
-      { creationTimestamp: b.creationTimestamp, key: `${b.namespace}/${b.name}` },
+      { creationTimestamp: a.creationTimestamp, key: objectKey(a.namespace, a.name) },
+      { creationTimestamp: b.creationTimestamp, key: objectKey(b.namespace, b.name) },
     ) < 0
   );
 }
@@ -110,7 +111,7 @@ export class ConflictIndex {
   apply(type: EventType, obj: unknown): void {
     const summary = summarize(obj);
     if (!summary) return;
-    const key = `${summary.namespace}/${summary.name}`;
+    const key = objectKey(summary.namespace, summary.name);
     const old = this.routes.get(key);
     for (const c of old?.claims ?? []) {
       const set = this.claimers.get(c);

@@ -9,6 +9,7 @@
 
 import { readFileSync, writeFileSync } from "node:fs";
 import { parse as fromYaml, stringify as toYaml } from "yaml";
+import { objectKeyOf } from "../../src/api/object-key.js";
 import { FINALIZER, type EdgeRouteV2 } from "../../src/api/types.js";
 import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import type { OperatorStack } from "./operator-stack.js";
@@ -43,8 +44,6 @@ async function routesIn(cp: ControlPlane, namespaces: readonly string[]): Promis
   );
 }
 
-const keyOf = (r: EdgeRouteV2): string => `${r.metadata.namespace}/${r.metadata.name}`;
-
 async function measure(
   cp: ControlPlane,
   stack: OperatorStack,
@@ -52,13 +51,13 @@ async function measure(
   alive: readonly Supervised[],
 ): Promise<Omit<FaultOutcome, "convergedSeconds">> {
   const routes = await routesIn(cp, namespaces);
-  const live = new Set(routes.filter((r) => !r.metadata.deletionTimestamp).map(keyOf));
+  const live = new Set(routes.filter((r) => !r.metadata.deletionTimestamp).map(objectKeyOf));
   const served = (await stack.dataPlane()).routes.filter((k) => namespaces.includes(k.split("/")[0] ?? ""));
   return {
     routesChecked: routes.length,
     strandedFinalizers: routes
       .filter((r) => r.metadata.deletionTimestamp && r.metadata.finalizers?.includes(FINALIZER))
-      .map(keyOf),
+      .map(objectKeyOf),
     servedGone: served.filter((k) => !live.has(k)),
     missing: [...live].filter((k) => !served.includes(k)),
     crashed: alive

@@ -1,21 +1,22 @@
-// How the apiserver is told to call /mutate and /validate: one
-// MutatingWebhookConfiguration and one ValidatingWebhookConfiguration for
-// edgeroutes.net.10xdev.io, and (opt-in, webhook.finalizerPolicy) the
-// MutatingAdmissionPolicy that adds the finalizer on create inside the
-// apiserver. The chart renders the same objects; its tests compare against
-// these builders.
+// The test control plane's registrations: one MutatingWebhookConfiguration
+// and one ValidatingWebhookConfiguration for edgeroutes.net.10xdev.io and
+// (opt-in, webhook.finalizerPolicy) the MutatingAdmissionPolicy that adds the
+// finalizer on create inside the apiserver. What they say comes from
+// src/api/webhook-registration.ts, as the chart's does (npm run gen); this file
+// adds only where they are installed: the client, names, selectors, labels.
+// test/integration/chart.test.ts compares the chart's against these.
 
 import {
-  API_VERSION_V1,
-  FINALIZER,
-  GROUP,
-  PLURAL,
-  V2_SPEC_ANNOTATION,
-  VERSIONS,
-} from "../../src/api/types.js";
-
-export const MUTATING_WEBHOOK_NAME = `mutate.${PLURAL}.${GROUP}`;
-export const VALIDATING_WEBHOOK_NAME = `validate.${PLURAL}.${GROUP}`;
+  FINALIZER_POLICY,
+  MUTATING_WEBHOOK,
+  VALIDATING_WEBHOOK,
+  WEBHOOK_TIMEOUT_SECONDS,
+  operatorMatchConditions,
+  registrationName,
+  type AdmissionPath,
+  type AdmissionWebhook,
+  type MatchCondition,
+} from "../../src/api/webhook-registration.js";
 
 /** Where the apiserver reaches the server: a URL (out of cluster) or a Service. */
 export type WebhookClient =
@@ -50,56 +51,14 @@ export interface RegistrationOptions {
   operatorUsers?: readonly string[];
 }
 
-export interface MatchCondition {
-  name: string;
-  expression: string;
-}
-
-export const OPERATOR_METADATA_UPDATE_CONDITION = "not-the-operators-own-metadata-update";
-
-/**
- * The webhook is called unless the request is an UPDATE by one of `users` that
- * leaves the spec unchanged. Admission has nothing to say about such an
- * update (mutate acts on create and on the spec; validate checks the spec),
- * and with failurePolicy Fail and the server down, calling it would hold
- * every finalizer for as long as the server is down.
- */
-export function operatorMatchConditions(users: readonly string[]): MatchCondition[] {
-  if (users.length === 0) return [];
-  const list = users.map((u) => `'${u.replace(/\\/g, "\\\\").replace(/'/g, "\\'")}'`).join(", ");
-  return [
-    {
-      name: OPERATOR_METADATA_UPDATE_CONDITION,
-      expression: `!(request.operation == 'UPDATE' && request.userInfo.username in [${list}] && object.spec == oldObject.spec)`,
-    },
-  ];
-}
-
-/**
- * /mutate is called only when it has something to do: the finalizer is
- * missing (a create where the finalizer policy is not installed, an update
- * that dropped it), or a v1 object carries the v2 spec annotation (kept fresh
- * on edit). The v2 defaults are the CRD schema's, applied by the apiserver
- * before any webhook. Every other call would answer "no patch" and cost a
- * round trip.
- */
-export function mutateNeededCondition(): MatchCondition {
-  return {
-    name: "lacks-the-finalizer-or-carries-a-v2-spec",
-    expression:
-      `!has(object.metadata.finalizers) || !('${FINALIZER}' in object.metadata.finalizers)` +
-      ` || (object.apiVersion == '${API_VERSION_V1}' && has(object.metadata.annotations)` +
-      ` && '${V2_SPEC_ANNOTATION}' in object.metadata.annotations)`,
-  };
-}
-
 export interface ClientConfig {
   url?: string;
   service?: { name: string; namespace: string; path: string; port?: number };
   caBundle?: string;
 }
 
-export interface RuleWithOperations {
+/** A rule the caller may change (bench/write-path.bench.ts retargets the group): a copy of the source's. */
+export interface Rule {
   apiGroups: string[];
   apiVersions: string[];
   operations: ("CREATE" | "UPDATE")[];
@@ -110,7 +69,7 @@ export interface RuleWithOperations {
 export interface Webhook {
   name: string;
   clientConfig: ClientConfig;
-  rules: RuleWithOperations[];
+  rules: Rule[];
   matchPolicy: "Equivalent";
   failurePolicy: "Fail";
   sideEffects: "None";
@@ -130,39 +89,33 @@ export interface WebhookConfiguration<K extends string> {
 
 export const DEFAULT_REGISTRATION_NAME = "edge-operator";
 
-export function clientConfig(client: WebhookClient, path: "/mutate" | "/validate"): ClientConfig {
+export function clientConfig(client: WebhookClient, path: AdmissionPath): ClientConfig {
   const ca = client.caBundle ? { caBundle: client.caBundle } : {};
   if ("url" in client) return { url: `${client.url.replace(/\/+$/, "")}${path}`, ...ca };
   const { name, namespace, port } = client.service;
   return { service: { name, namespace, path, ...(port !== undefined ? { port } : {}) }, ...ca };
 }
 
-function webhook(name: string, path: "/mutate" | "/validate", opts: RegistrationOptions): Webhook {
-  const conditions = [
-    ...operatorMatchConditions(opts.operatorUsers ?? []),
-    ...(path === "/mutate" ? [mutateNeededCondition()] : []),
-  ];
+function webhook(hook: AdmissionWebhook, opts: RegistrationOptions): Webhook {
+  const conditions = [...operatorMatchConditions(opts.operatorUsers ?? []), ...hook.matchConditions];
   return {
-    name,
-    clientConfig: clientConfig(opts.client, path),
-    // Both versions are listed, so a request in either is sent as it came,
-    // and Equivalent still catches any other route to the same objects.
-    rules: [
-      {
-        apiGroups: [GROUP],
-        apiVersions: [...VERSIONS],
-        operations: ["CREATE", "UPDATE"],
-        resources: [PLURAL],
-        scope: "Namespaced",
-      },
-    ],
-    matchPolicy: "Equivalent",
-    failurePolicy: "Fail",
-    sideEffects: "None",
-    timeoutSeconds: 5,
-    admissionReviewVersions: ["v1"],
+    name: hook.name,
+    clientConfig: clientConfig(opts.client, hook.path),
+    rules: hook.rules.map((r) => ({
+      apiGroups: [...r.apiGroups],
+      apiVersions: [...r.apiVersions],
+      operations: [...r.operations],
+      resources: [...r.resources],
+      scope: r.scope,
+    })),
+    matchPolicy: hook.matchPolicy,
+    failurePolicy: hook.failurePolicy,
+    sideEffects: hook.sideEffects,
+    timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS,
+    admissionReviewVersions: [...hook.admissionReviewVersions],
     ...(opts.namespaceSelector ? { namespaceSelector: opts.namespaceSelector } : {}),
     ...(conditions.length ? { matchConditions: conditions } : {}),
+    ...(hook.reinvocationPolicy ? { reinvocationPolicy: hook.reinvocationPolicy } : {}),
   };
 }
 
@@ -174,27 +127,28 @@ function metadata(name: string, opts: RegistrationOptions): WebhookConfiguration
   };
 }
 
+function configuration<K extends AdmissionWebhook["kind"]>(
+  hook: AdmissionWebhook & { readonly kind: K },
+  opts: RegistrationOptions,
+): WebhookConfiguration<K> {
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: hook.kind,
+    metadata: metadata(registrationName(opts.name ?? DEFAULT_REGISTRATION_NAME, hook.suffix), opts),
+    webhooks: [webhook(hook, opts)],
+  };
+}
+
 export function mutatingWebhookConfiguration(
   opts: RegistrationOptions,
 ): WebhookConfiguration<"MutatingWebhookConfiguration"> {
-  return {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "MutatingWebhookConfiguration",
-    metadata: metadata(`${opts.name ?? DEFAULT_REGISTRATION_NAME}-mutate`, opts),
-    // mutate is idempotent, so a second call after another webhook's change is safe.
-    webhooks: [{ ...webhook(MUTATING_WEBHOOK_NAME, "/mutate", opts), reinvocationPolicy: "IfNeeded" }],
-  };
+  return configuration({ ...MUTATING_WEBHOOK, kind: "MutatingWebhookConfiguration" }, opts);
 }
 
 export function validatingWebhookConfiguration(
   opts: RegistrationOptions,
 ): WebhookConfiguration<"ValidatingWebhookConfiguration"> {
-  return {
-    apiVersion: "admissionregistration.k8s.io/v1",
-    kind: "ValidatingWebhookConfiguration",
-    metadata: metadata(`${opts.name ?? DEFAULT_REGISTRATION_NAME}-validate`, opts),
-    webhooks: [webhook(VALIDATING_WEBHOOK_NAME, "/validate", opts)],
-  };
+  return configuration({ ...VALIDATING_WEBHOOK, kind: "ValidatingWebhookConfiguration" }, opts);
 }
 
 export interface AdmissionPolicy<K extends string, S> {
@@ -206,30 +160,23 @@ export interface AdmissionPolicy<K extends string, S> {
 
 export interface FinalizerPolicySpec {
   matchConstraints: {
-    resourceRules: (Omit<RuleWithOperations, "operations"> & { operations: "CREATE"[] })[];
-    matchPolicy: "Equivalent";
+    resourceRules: typeof FINALIZER_POLICY.resourceRules;
+    matchPolicy: typeof FINALIZER_POLICY.matchPolicy;
     namespaceSelector?: LabelSelector;
   };
-  failurePolicy: "Fail";
-  reinvocationPolicy: "Never";
-  mutations: { patchType: "JSONPatch"; jsonPatch: { expression: string } }[];
+  failurePolicy: typeof FINALIZER_POLICY.failurePolicy;
+  reinvocationPolicy: typeof FINALIZER_POLICY.reinvocationPolicy;
+  mutations: typeof FINALIZER_POLICY.mutations;
 }
 
-/**
- * The finalizer on create, added by the apiserver itself (CEL, no webhook
- * call): a MutatingAdmissionPolicy runs before the mutating webhooks, so the
- * webhook's match condition then finds the finalizer and skips the call. The
- * rest of /mutate's work (updates that drop the finalizer, the v1 spec
- * annotation) stays with the webhook, which also adds the finalizer on any
- * cluster without the policy.
- */
+/** The finalizer policy (FINALIZER_POLICY in src/api/webhook-registration.ts) and its binding. */
 export function finalizerPolicy(
   opts: RegistrationOptions,
 ): [
   AdmissionPolicy<"MutatingAdmissionPolicy", FinalizerPolicySpec>,
   AdmissionPolicy<"MutatingAdmissionPolicyBinding", { policyName: string }>,
 ] {
-  const name = `${opts.name ?? DEFAULT_REGISTRATION_NAME}-finalizer`;
+  const name = registrationName(opts.name ?? DEFAULT_REGISTRATION_NAME, FINALIZER_POLICY.suffix);
   return [
     {
       apiVersion: "admissionregistration.k8s.io/v1",
@@ -237,33 +184,13 @@ export function finalizerPolicy(
       metadata: metadata(name, opts),
       spec: {
         matchConstraints: {
-          resourceRules: [
-            {
-              apiGroups: [GROUP],
-              apiVersions: [...VERSIONS],
-              operations: ["CREATE"],
-              resources: [PLURAL],
-              scope: "Namespaced",
-            },
-          ],
-          matchPolicy: "Equivalent",
+          resourceRules: structuredClone(FINALIZER_POLICY.resourceRules),
+          matchPolicy: FINALIZER_POLICY.matchPolicy,
           ...(opts.namespaceSelector ? { namespaceSelector: opts.namespaceSelector } : {}),
         },
-        failurePolicy: "Fail",
-        reinvocationPolicy: "Never",
-        mutations: [
-          {
-            patchType: "JSONPatch",
-            jsonPatch: {
-              // One expression, no match condition: each CEL evaluation copies the object.
-              expression:
-                `!has(object.metadata.finalizers)` +
-                ` ? [JSONPatch{op: "add", path: "/metadata/finalizers", value: ["${FINALIZER}"]}]` +
-                ` : '${FINALIZER}' in object.metadata.finalizers ? []` +
-                ` : [JSONPatch{op: "add", path: "/metadata/finalizers/-", value: "${FINALIZER}"}]`,
-            },
-          },
-        ],
+        failurePolicy: FINALIZER_POLICY.failurePolicy,
+        reinvocationPolicy: FINALIZER_POLICY.reinvocationPolicy,
+        mutations: structuredClone(FINALIZER_POLICY.mutations),
       },
     },
     {

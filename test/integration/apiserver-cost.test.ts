@@ -1,4 +1,4 @@
-// Issue 15: the apiserver's work per route change does not grow with the
+// Watch-fed cluster state (docs/architecture.md): the apiserver's work per route change does not grow with the
 // cluster. The operator (server + watcher, processes) runs against the real
 // apiserver; the apiserver's own /metrics count the requests and response
 // bytes on routes, Services and EndpointSlices per change, at 200 routes and

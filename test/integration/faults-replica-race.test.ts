@@ -1,4 +1,4 @@
-// Fault suite (issue 12, item 2's case): two server replicas racing snapshot
+// Fault suite (BENCHMARKS.md, Fault suite; the stale read of snapshot-race.test.ts): two server replicas racing snapshot
 // reconciles on one ConfigMap data plane. Replica A stalls between its reads
 // and its push (a fault injected in the server); while it waits, a route is
 // deleted and replica B pushes the snapshot without it and releases its

@@ -1,4 +1,4 @@
-// Fault suite (issue 12): the server SIGKILLed in the middle of a snapshot
+// Fault suite (BENCHMARKS.md, Fault suite): the server SIGKILLed in the middle of a snapshot
 // reconcile that has terminating routes, three times, at three points: while
 // it reads, while it waits between its reads and its push (a stall injected in
 // the server), and just after its push, before or while it releases

@@ -9,7 +9,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import pino from "pino";
+import { silentLogger } from "../../src/observability/logger.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as fromYaml, stringify as toYaml } from "yaml";
 import { AckRecordWriter } from "../../src/dataplane/xds/ack-records-lease.js";
@@ -28,7 +28,7 @@ const FULLNAME = "edge-edge-operator";
 const LEADER_LEASE = `${FULLNAME}-watcher`;
 const ACK_PREFIX = `${FULLNAME}-xds`;
 const LEASES = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;
-const log = pino({ level: "silent" });
+const log = silentLogger();
 
 let cp: ControlPlane;
 let dir: string;

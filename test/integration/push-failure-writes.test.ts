@@ -1,4 +1,4 @@
-// Issue 12, item 4: a data plane that keeps refusing snapshots costs no write
+// Status writes under failing pushes (BENCHMARKS.md, Fault suite): a data plane that keeps refusing snapshots costs no write
 // per route per retry. The server runs the envoy-configmap sink; one route big
 // enough to push the snapshot past a ConfigMap's 1 MiB makes every push fail
 // with SnapshotTooLarge, and each endpoint change makes a new snapshot whose

@@ -1,4 +1,4 @@
-// Issue 12, item 2: a snapshot reconcile that read the routes before a delete,
+// Stale reads (src/dataplane/read-revision.ts): a snapshot reconcile that read the routes before a delete,
 // and stalled, must not push its old snapshot after a later reconcile pushed
 // the snapshot without the route and released its finalizer. Two reconcilers
 // (two replicas, or two overlapping calls in one) on a real apiserver, one
@@ -6,7 +6,7 @@
 // And a /reconcile whose caller goes away stops before it pushes.
 
 import https from "node:https";
-import { pino } from "pino";
+import { silentLogger } from "../../src/observability/logger.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane } from "../harness/control-plane.js";
 import type { ControlPlane } from "../../tools/testenv/control-plane.js";
@@ -23,7 +23,7 @@ import { Reconciler, ReconcileAbortedError, type ReconcileResult } from "../../s
 import { STALLING_SERVE, STALL_ENV } from "../harness/stalling-serve.js";
 import type { KubeClient } from "../../src/kube/client.js";
 
-const quiet = pino({ level: "silent" });
+const quiet = silentLogger();
 
 /** A hook that holds a reconcile between its reads and its push until the test lets it go. */
 function holdBeforePush() {

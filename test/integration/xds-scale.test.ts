@@ -1,4 +1,4 @@
-// 10,000 routes served to 10 connected clients (issue 14): the ADS server in a
+// 10,000 routes served to 10 connected clients (BENCHMARKS.md, xDS over gRPC): the ADS server in a
 // process of its own with the chart's NODE_OPTIONS, and ten clients on
 // loopback: Envoy's subscriptions on both protocols, and a gRPC-like process
 // with a channel to each of the 500 hosts on both protocols. Each must hold

@@ -13,7 +13,8 @@ import {
   V2_SPEC_ANNOTATION,
   type EdgeRouteV2,
 } from "../../src/api/types.js";
-import { SNAPSHOT_KEY, objectKey } from "../../src/reconcile/protocol.js";
+import { objectKey } from "../../src/api/object-key.js";
+import { SNAPSHOT_KEY } from "../../src/reconcile/protocol.js";
 import type { DemoEnvironment } from "./environment.js";
 import {
   CallWatcher,

@@ -7,7 +7,7 @@ import { spawn } from "node:child_process";
 import { stringify as toYaml } from "yaml";
 import { ACK_COMPONENT, type AckRecord } from "../../src/dataplane/xds/ack-records.js";
 import { recordFromLease } from "../../src/dataplane/xds/ack-records-lease.js";
-import type { Watched } from "../../src/kube/object-key.js";
+import type { Watched } from "../../src/api/object-key.js";
 import { CLI } from "../testenv/operator.js";
 import { must, run, type RunResult } from "../testenv/process.js";
 import { readClientState, setLink, type ClientState, type LinkState } from "./client-state.js";

@@ -54,7 +54,7 @@ app.kubernetes.io/component: {{ .component }}
 {{- printf "%s-watcher" (include "edge-operator.fullname" .) }}
 {{- end }}
 
-{{/* The webhook registration's base name: <name>-mutate and <name>-validate, as test/harness/registration.ts names them. */}}
+{{/* The webhook registration's base name: <name>-mutate, <name>-validate and <name>-finalizer (registrationName in src/api/webhook-registration.ts). */}}
 {{- define "edge-operator.webhookName" -}}
 {{- include "edge-operator.fullname" . }}
 {{- end }}
@@ -140,6 +140,22 @@ service:
   namespace: {{ .root.Release.Namespace }}
   path: {{ .path }}
   port: {{ $v.servicePort }}
+{{- end }}
+{{- end }}
+
+{{/* A list of strings in flow style, each quoted: ["v1", "v2"]. */}}
+{{- define "edge-operator.flowList" -}}
+[{{ range $i, $v := . }}{{ if $i }}, {{ end }}{{ $v | quote }}{{ end }}]
+{{- end }}
+
+{{/* Admission rules from files/webhooks.yaml, lists in flow style. */}}
+{{- define "edge-operator.rules" -}}
+{{- range . }}
+- apiGroups: {{ include "edge-operator.flowList" .apiGroups }}
+  apiVersions: {{ include "edge-operator.flowList" .apiVersions }}
+  operations: {{ include "edge-operator.flowList" .operations }}
+  resources: {{ include "edge-operator.flowList" .resources }}
+  scope: {{ .scope }}
 {{- end }}
 {{- end }}
 

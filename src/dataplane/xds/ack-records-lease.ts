@@ -10,12 +10,12 @@
 // A replica SIGKILLed leaves its record behind until it expires: readers stop
 // counting it after its lease duration (isLive).
 
-import type { Logger } from "pino";
+import type { Logger } from "../../observability/logger.js";
 import type { KubeClient } from "../../kube/client.js";
 import { isConflict, isNotFound } from "../../kube/errors.js";
 import { Informer } from "../../kube/informer.js";
 import { microTime } from "../../kube/lease.js";
-import type { Watched } from "../../kube/object-key.js";
+import type { Watched } from "../../api/object-key.js";
 import {
   ACK_ANNOTATION,
   ACK_COMPONENT,
@@ -156,12 +156,7 @@ export class AckRecordWriter {
     }
     if (!renew && standings(this.body()) === standings(this.written)) return;
     this.writing = this.writeOnce()
-      .catch((err: unknown) =>
-        this.opts.log?.warn(
-          { err: (err as Error).message, lease: this.name },
-          "xDS ACK record: write failed",
-        ),
-      )
+      .catch((err: unknown) => this.opts.log?.warn({ err, lease: this.name }, "xDS ACK record: write failed"))
       .finally(() => {
         this.writing = undefined;
         if (this.again) {
@@ -257,11 +252,7 @@ export class AckRecordWriter {
       });
     } catch (err) {
       // Gone already, or the apiserver is: the record expires on its own.
-      if (!isNotFound(err))
-        this.opts.log?.warn(
-          { err: (err as Error).message, lease: this.name },
-          "xDS ACK record: delete failed",
-        );
+      if (!isNotFound(err)) this.opts.log?.warn({ err, lease: this.name }, "xDS ACK record: delete failed");
     }
   }
 }
@@ -299,7 +290,7 @@ export class AckRecordReader {
             else this.records.delete(name);
           } catch (err) {
             this.records.delete(name);
-            opts.log.warn({ lease: name, err: (err as Error).message }, "xDS ACK record unreadable: ignored");
+            opts.log.warn({ lease: name, err }, "xDS ACK record unreadable: ignored");
           }
         }
         for (const l of [...this.listeners]) l();

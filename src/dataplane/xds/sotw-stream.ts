@@ -26,6 +26,7 @@ import {
   type AdsStream,
   type Scope,
   type StreamHost,
+  typesReport,
   type StreamReport,
   type Writable,
 } from "./stream.js";
@@ -209,22 +210,13 @@ export class SotwStream implements AdsStream, HeldState {
   }
 
   report(): StreamReport {
-    const types: StreamReport["types"] = {};
-    for (const [url, st] of this.types) {
-      const nack = st.ack.lastNack();
-      types[url] = {
-        names: st.sub.describe(),
-        ...(st.ack.ackedVersion() !== undefined ? { acked: st.ack.ackedVersion() } : {}),
-        ...(nack ? { nacked: nack } : {}),
-      };
-    }
     return {
       id: this.id,
       peer: this.peer,
       protocol: this.protocol,
       responses: this.responses,
       bytes: this.bytes,
-      types,
+      types: typesReport(this.types),
     };
   }
 }

@@ -1,9 +1,9 @@
 // What the ADS server needs from a stream, whichever protocol variant it speaks.
 
-import type { ClientStatus } from "./ack-tracker.js";
+import type { ClientStatus, TypeAck } from "./ack-tracker.js";
 import { LISTENER_NAME, ROUTE_CONFIG_NAME } from "../../envoy/envoy-resources.js";
 import { hostOfRoutesName, isApiListenerName } from "../../translate/grpc.js";
-import type { Names } from "./subscription.js";
+import type { Names, Subscription } from "./subscription.js";
 import type { XdsSnapshot } from "./resources.js";
 import type { ResponseChunks } from "./response-chunks.js";
 
@@ -35,6 +35,23 @@ export interface StreamReport {
       readonly nacked?: { readonly version: string; readonly message: string };
     }
   >;
+}
+
+/** Per type, what a stream of either variant reports: its subscription, the version it ACKed, its last NACK. */
+export function typesReport(
+  types: ReadonlyMap<string, { readonly sub: Subscription; readonly ack: TypeAck }>,
+): StreamReport["types"] {
+  const out: StreamReport["types"] = {};
+  for (const [url, st] of types) {
+    const nack = st.ack.lastNack();
+    const acked = st.ack.ackedVersion();
+    out[url] = {
+      names: st.sub.describe(),
+      ...(acked !== undefined ? { acked } : {}),
+      ...(nack ? { nacked: nack } : {}),
+    };
+  }
+  return out;
 }
 
 /**

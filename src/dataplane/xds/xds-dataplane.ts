@@ -235,7 +235,7 @@ export class XdsDataPlane implements DataPlane {
     opts.signal?.throwIfAborted();
     const { version } = snapshot;
     const same = this.server.current()?.version === version;
-    // Never go back to a snapshot read before the one served (issue 12 item 2).
+    // Never go back to a snapshot read before the one served (src/dataplane/read-revision.ts).
     const verdict = judgeRevision(opts.read, this.held, same);
     if (!verdict.take) return { ok: false, version, reason: "Superseded", message: verdict.message };
     const timeoutMs = this.opts.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;

@@ -1,5 +1,6 @@
 // `namespace/name`: how a namespaced object is named everywhere (informer
-// keys, route keys on /reconcile, the conflict index).
+// keys, route keys on /reconcile, the endpoints map of the snapshot, the
+// conflict index). In api/ because every layer above needs it, routing/ too.
 
 /** What an object that arrived over the wire is read as: nothing is trusted. */
 export interface Watched {
@@ -22,4 +23,11 @@ export function keyOf(obj: Watched): string | undefined {
   return typeof name === "string" && name && typeof namespace === "string" && namespace
     ? objectKey(namespace, name)
     : undefined;
+}
+
+/** `namespace/name` of an object already read into its type (a route, a Service); an absent field is empty. */
+export function objectKeyOf(obj: {
+  readonly metadata?: { readonly namespace?: string; readonly name?: string };
+}): string {
+  return objectKey(obj.metadata?.namespace ?? "", obj.metadata?.name ?? "");
 }
