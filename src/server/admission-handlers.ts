@@ -1,157 +1,16 @@
 // /validate and /mutate: the AdmissionReview handlers the HTTPS server hosts.
-// The decisions are the pure functions in validate.ts and mutate.ts; this file
-// reads the review, picks the version, and writes the answer.
+// This file reads the review and writes the answer; the decisions are
+// webhooks/admission.ts.
 
 import type { ClusterAccess } from "../kube/kubeconfig.js";
-import jsonPatch from "fast-json-patch";
-import { formatFieldError, type FieldError } from "../api/field-error.js";
-import {
-  API_VERSION_V2,
-  GROUP,
-  KIND,
-  V2_SPEC_ANNOTATION,
-  isVersion,
-  versionOf,
-  type EdgeRoute,
-  type Version,
-} from "../api/types.js";
-import { convert } from "../conversion/convert.js";
-import { jsonEqual } from "../conversion/json-equal.js";
 import type { JsonReply, JsonHandler, RequestContext } from "./json-handler.js";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
-import {
-  ADMISSION_BODY_LIMIT,
-  deny,
-  parseReview,
-  reviewReply,
-  type AdmissionRequest,
-  type Verdict,
-} from "./admission-review.js";
-import { ConflictIndex, summarize } from "../webhooks/conflicts.js";
-import { mutateRoute } from "../webhooks/mutate.js";
-import { validateRoute } from "../webhooks/validate.js";
-import { isRecord } from "../api/is-record.js";
+import { ADMISSION_BODY_LIMIT, parseReview, reviewReply } from "./admission-review.js";
+import type { AdmissionRequest, Verdict } from "../webhooks/review.js";
+import { mutateReview, validateReview } from "../webhooks/admission.js";
+import { ConflictIndex } from "../webhooks/conflicts.js";
 import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from "../api/webhook-registration.js";
-
-const { compare } = jsonPatch;
-
-/** The version the object is written in: its apiVersion, else the request's kind. */
-function versionFor(request: AdmissionRequest, object: Record<string, unknown>): Version | undefined {
-  const own = versionOf(object.apiVersion);
-  if (own) return own;
-  if (object.apiVersion === undefined && request.kind?.group === GROUP && isVersion(request.kind.version)) {
-    return request.kind.version;
-  }
-  return undefined;
-}
-
-function isTerminating(obj: unknown): boolean {
-  return isRecord(obj) && isRecord(obj.metadata) && obj.metadata.deletionTimestamp != null;
-}
-
-function withoutMetadata(obj: Record<string, unknown>): Record<string, unknown> {
-  const { metadata: _m, ...rest } = obj;
-  return rest;
-}
-
-/** The apiserver's wording for an invalid object, one field error after another. */
-export function invalidMessage(name: string, errors: readonly FieldError[]): string {
-  const list = errors.map(formatFieldError);
-  const body = list.length === 1 ? list[0] : `[${list.join(", ")}]`;
-  return `${KIND}.${GROUP} ${JSON.stringify(name)} is invalid: ${body}`;
-}
-
-function nameOf(request: AdmissionRequest, obj: Record<string, unknown>): string {
-  const m = isRecord(obj.metadata) ? obj.metadata : {};
-  if (typeof m.name === "string" && m.name !== "") return m.name;
-  if (request.name) return request.name;
-  return typeof m.generateName === "string" ? m.generateName : "";
-}
-
-function missingObject(request: AdmissionRequest): Verdict {
-  return deny(400, "BadRequest", `request.object must be an EdgeRoute object for ${request.operation}`);
-}
-
-export async function validateReview(
-  request: AdmissionRequest,
-  conflicts?: Pick<ConflictIndex, "warnings">,
-): Promise<Verdict> {
-  // Deletes and status writes are not this webhook's to judge; cleanup is never blocked.
-  if ((request.operation !== "CREATE" && request.operation !== "UPDATE") || request.subResource)
-    return { allowed: true };
-  const obj = request.object;
-  if (!isRecord(obj)) return missingObject(request);
-  const version = versionFor(request, obj);
-  if (!version) {
-    return deny(
-      400,
-      "BadRequest",
-      `request.object.apiVersion must be ${GROUP}/v1 or ${GROUP}/v2, got ${JSON.stringify(obj.apiVersion)}`,
-    );
-  }
-  // A route on its way out may carry a spec that today's rules refuse; letting
-  // its finalizers and labels change is what lets it go.
-  if (
-    request.operation === "UPDATE" &&
-    (isTerminating(request.oldObject) || isTerminating(obj)) &&
-    isRecord(request.oldObject) &&
-    jsonEqual(withoutMetadata(request.oldObject), withoutMetadata(obj))
-  ) {
-    return { allowed: true };
-  }
-  const errors = validateRoute(obj, version);
-  if (errors.length === 0 && version === "v1") errors.push(...annotatedSpecErrors(obj));
-  if (errors.length > 0) {
-    return deny(422, "Invalid", invalidMessage(nameOf(request, obj), errors));
-  }
-  if (!conflicts) return { allowed: true };
-  const me = summarize(obj, request.namespace ?? "");
-  const warnings = me ? conflicts.warnings(me) : [];
-  return warnings.length > 0 ? { allowed: true, warnings } : { allowed: true };
-}
-
-/**
- * A v1 object may carry the whole v2 spec in an annotation (see
- * docs/conversion.md). A v1 client can write a broken one, and every v2 read of
- * the object would then fail: so the v2 object it converts to is checked too,
- * and its errors are reported under the annotation.
- */
-function annotatedSpecErrors(obj: Record<string, unknown>): FieldError[] {
-  const annotations =
-    isRecord(obj.metadata) && isRecord(obj.metadata.annotations) ? obj.metadata.annotations : {};
-  if (annotations[V2_SPEC_ANNOTATION] === undefined) return [];
-  const converted = convert(obj as unknown as EdgeRoute, API_VERSION_V2);
-  if (!converted.ok) return [...converted.errors];
-  const where = `metadata.annotations[${V2_SPEC_ANNOTATION}]`;
-  return validateRoute(converted.object, "v2").map((e) => ({
-    ...e,
-    path: where + e.path.replace(/^spec/, ""),
-  }));
-}
-
-function mutableParts(obj: unknown): object {
-  if (!isRecord(obj)) return {};
-  const meta = isRecord(obj.metadata) ? obj.metadata : {};
-  const metadata: Record<string, unknown> = {};
-  if (meta.finalizers !== undefined) metadata.finalizers = meta.finalizers;
-  if (meta.annotations !== undefined) metadata.annotations = meta.annotations;
-  return { metadata, spec: obj.spec };
-}
-
-export function mutateReview(request: AdmissionRequest): Verdict {
-  if ((request.operation !== "CREATE" && request.operation !== "UPDATE") || request.subResource)
-    return { allowed: true };
-  const obj = request.object;
-  if (!isRecord(obj)) return missingObject(request);
-  const mutated = mutateRoute(obj, request.operation, request.oldObject);
-  // mutateRoute changes only the finalizers, annotations and the spec: diff just those, not
-  // managedFields and the last-applied annotation (most of a review's bytes).
-  // The property test in mutate.test.ts checks that the patch still gives
-  // mutateRoute's whole output.
-  const patch = compare(mutableParts(obj), mutableParts(mutated));
-  return patch.length > 0 ? { allowed: true, patch } : { allowed: true };
-}
 
 type Decide = (request: AdmissionRequest) => Verdict | Promise<Verdict>;
 

@@ -3,7 +3,14 @@
 // 400 JSON error; once a uid is known, the answer is a review that says
 // `allowed: false` and why, which the apiserver shows to the user.
 
-import type { Operation as PatchOperation } from "fast-json-patch";
+import {
+  OPERATIONS,
+  deny,
+  type AdmissionOperation,
+  type AdmissionRequest,
+  type GroupVersionKind,
+  type Verdict,
+} from "../webhooks/review.js";
 import { CRD_NAME, GROUP, PLURAL } from "../api/types.js";
 import { errorReply, MiB, type JsonReply } from "./json-handler.js";
 import { isRecord } from "../api/is-record.js";
@@ -20,52 +27,10 @@ export const ADMISSION_BODY_LIMIT = 4 * MiB;
 export const ADMISSION_VERSIONS = ["admission.k8s.io/v1", "admission.k8s.io/v1beta1"] as const;
 export type AdmissionApiVersion = (typeof ADMISSION_VERSIONS)[number];
 
-export const OPERATIONS = ["CREATE", "UPDATE", "DELETE", "CONNECT"] as const;
-export type AdmissionOperation = (typeof OPERATIONS)[number];
-
-export interface GroupVersionKind {
-  readonly group: string;
-  readonly version: string;
-  readonly kind: string;
-}
-
-export interface AdmissionRequest {
-  readonly uid: string;
-  readonly kind?: GroupVersionKind;
-  readonly resource: { readonly group: string; readonly version: string; readonly resource: string };
-  readonly subResource?: string;
-  readonly name?: string;
-  readonly namespace?: string;
-  readonly operation: AdmissionOperation;
-  readonly object?: unknown;
-  readonly oldObject?: unknown;
-  readonly dryRun?: boolean;
-}
-
 export interface Review {
   readonly apiVersion: AdmissionApiVersion;
   readonly request: AdmissionRequest;
 }
-
-export interface Status {
-  readonly code: number;
-  readonly reason: string;
-  readonly message: string;
-  readonly details?: {
-    readonly name?: string;
-    readonly group?: string;
-    readonly kind?: string;
-    readonly causes?: readonly { field: string; reason: string; message: string }[];
-  };
-}
-
-export type Verdict =
-  | {
-      readonly allowed: true;
-      readonly warnings?: readonly string[];
-      readonly patch?: readonly PatchOperation[];
-    }
-  | { readonly allowed: false; readonly status: Status; readonly warnings?: readonly string[] };
 
 /** The apiserver drops warnings it cannot show; keep each short and printable. */
 export const MAX_WARNING_LENGTH = 119;
@@ -98,10 +63,6 @@ export function reviewReply(apiVersion: AdmissionApiVersion, uid: string, verdic
     response.patch = Buffer.from(JSON.stringify(verdict.patch)).toString("base64");
   }
   return { status: 200, body: { apiVersion, kind: "AdmissionReview", response } };
-}
-
-export function deny(code: number, reason: string, message: string): Verdict {
-  return { allowed: false, status: { code, reason, message } };
 }
 
 export type Parsed =

@@ -2,8 +2,8 @@ import fc from "fast-check";
 import jsonPatch from "fast-json-patch";
 import { describe, expect, it } from "vitest";
 import { FINALIZER } from "../api/types.js";
-import { mutateReview } from "../server/admission-handlers.js";
-import type { AdmissionRequest } from "../server/admission-review.js";
+import { mutateReview } from "./admission.js";
+import type { AdmissionRequest } from "./review.js";
 import { mutateRoute } from "./mutate.js";
 
 const { applyPatch, deepClone } = jsonPatch;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { FINALIZER } from "../api/types.js";
-import { cleanWarning, parseReview, reviewReply, type AdmissionRequest } from "./admission-review.js";
-import { invalidMessage, mutateReview, validateReview } from "./admission-handlers.js";
+import { cleanWarning, parseReview, reviewReply } from "../server/admission-review.js";
+import type { AdmissionRequest } from "./review.js";
+import { invalidMessage, mutateReview, validateReview } from "./admission.js";
 import { validateRoute } from "../webhooks/validate.js";
 
 const route = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
