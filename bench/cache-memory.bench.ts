@@ -1,10 +1,10 @@
-// Memory of the server's watch-fed cache (src/reconcile/cluster-state.ts)
+// Memory of the server's watch-fed cache (src/reconcile/cluster-cache.ts)
 // holding N EdgeRoutes with 2,000 Services and their EndpointSlices: the V8
 // heap after a full GC, before the cache and once it has listed everything,
 // and the time its first list took. The lists come from a stub KubeClient
 // that serves pages of objects shaped as the apiserver sends them (with
 // managedFields and kubectl's last-applied annotation, which the cache drops),
-// so the real Informer and ClusterState run without an apiserver of 50,000
+// so the real Informer and ClusterCache run without an apiserver of 50,000
 // routes. Floor in the same run: the same routes held as parsed (unslimmed)
 // objects in a Map, which is what a cache that keeps whole objects costs.
 // Also: one snapshot build from the cache (what an xds replica does per change).
@@ -16,7 +16,7 @@ import type { IncomingMessage } from "node:http";
 import { PassThrough } from "node:stream";
 import type { KubeClient, RequestOptions } from "../src/kube/client.js";
 import { silentLogger } from "../src/observability/logger.js";
-import { ClusterState } from "../src/reconcile/cluster-state.js";
+import { ClusterCache } from "../src/reconcile/cluster-cache.js";
 import { buildSnapshot } from "../src/translate/snapshot.js";
 import { syntheticInput } from "../test/fixtures/synthetic-routes.js";
 import { fmt } from "./stats.js";
@@ -152,7 +152,7 @@ async function measure(n: number): Promise<void> {
 
   const before = heapMiB();
   const stop = new AbortController();
-  const state = new ClusterState({ client: stubClient(objects), log: silentLogger() });
+  const state = new ClusterCache({ client: stubClient(objects), log: silentLogger() });
   const started = process.hrtime.bigint();
   state.start(stop.signal);
   await state.waitForSync();

@@ -11,7 +11,7 @@ import { silentLogger } from "../observability/logger.js";
 import { apiError, FakeKube } from "../../test/fixtures/fake-kube.js";
 import { kubeEventRecorder } from "./events.js";
 import { SNAPSHOT_KEY } from "./protocol.js";
-import { ClusterReader, type ClusterView } from "./cluster-reader.js";
+import { ApiserverView, type ClusterView } from "./cluster-view.js";
 import { ReconcileAbortedError, Reconciler, type ReconcilerOptions } from "./reconciler.js";
 
 const log = silentLogger();
@@ -241,7 +241,7 @@ describe("Reconciler, status writes during an admission burst", () => {
 describe("Reconciler, a cache behind its own status writes", () => {
   /** A view that holds the routes as first read, as a watch-fed cache does until the write's event arrives. */
   function laggingView(kube: FakeKube) {
-    const live = new ClusterReader(kube);
+    const live = new ApiserverView(kube);
     let frozen: EdgeRouteV2[] | undefined;
     let lagging = true;
     const view: ClusterView = {

@@ -22,7 +22,7 @@ import {
   waitsOnClients,
   type PushVerdict,
 } from "./acceptance.js";
-import { ClusterReader, type ClusterView } from "./cluster-reader.js";
+import { ApiserverView, type ClusterView } from "./cluster-view.js";
 import { findCondition, nextStatus, nowRfc3339, type DesiredCondition } from "./conditions.js";
 import type { EventRecorder } from "./events.js";
 import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
@@ -46,7 +46,7 @@ export type ReconcileResult = ReconcileReply;
 export interface ReconcilerOptions {
   /**
    * Where the cluster's state is read: the server's watch-fed cache
-   * (cachedView). Absent: LISTs and GETs on every reconcile (tests, tools).
+   * (ClusterCache.view()). Absent: LISTs and GETs on every reconcile (tests, tools).
    */
   view?: ClusterView;
   /** Where snapshots come from: the process's one pipeline (absent: one of its own, default options). */
@@ -102,7 +102,7 @@ export class Reconciler {
     private readonly log: Logger,
     private readonly opts: ReconcilerOptions = {},
   ) {
-    this.read = opts.view ?? new ClusterReader(kube);
+    this.read = opts.view ?? new ApiserverView(kube);
     this.metrics = opts.metrics ?? createReconcileMetrics(new Registry());
     this.snapshots = opts.snapshots ?? new SnapshotPipeline({ metrics: this.metrics });
   }

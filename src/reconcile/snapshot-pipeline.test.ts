@@ -9,12 +9,12 @@ import type { EdgeRouteV2 } from "../api/types.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { MemoryDataPlane } from "../dataplane/memory.js";
 import { silentLogger } from "../observability/logger.js";
-import type { ClusterState } from "./cluster-state.js";
+import type { ClusterCache } from "./cluster-cache.js";
 import { createReconcileMetrics } from "./reconcile-metrics.js";
 import { SnapshotPipeline, liveInputs } from "./snapshot-pipeline.js";
 
 /** A cache of `routes` whose inputs move when told to. */
-function fakeState(routes: EdgeRouteV2[] = []): { state: ClusterState; change: () => void } {
+function fakeState(routes: EdgeRouteV2[] = []): { state: ClusterCache; change: () => void } {
   const listeners = new Set<() => void>();
   let stamp = 0;
   const state = {
@@ -27,7 +27,7 @@ function fakeState(routes: EdgeRouteV2[] = []): { state: ClusterState; change: (
       listeners.add(l);
       return () => listeners.delete(l);
     },
-  } as unknown as ClusterState;
+  } as unknown as ClusterCache;
   return {
     state,
     change: () => {

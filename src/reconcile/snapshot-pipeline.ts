@@ -1,7 +1,7 @@
 // One owner of the snapshot per process: change -> build -> push. The build
 // is a pure function of what it reads (the live routes and the endpoints), so
 // when the cache says nothing it reads has changed since the last build
-// (ClusterState.inputs(), which a status write or a terminating route's last
+// (ClusterCache.inputs(), which a status write or a terminating route's last
 // steps do not move) the last snapshot is the answer and nothing is built
 // again. Two consumers share it:
 //  - the xds sink's serve loop (`serve`): every replica that serves xDS builds
@@ -20,7 +20,7 @@ import {
   type SnapshotOptions,
 } from "../translate/snapshot.js";
 import type { Logger } from "../observability/logger.js";
-import type { ClusterState } from "./cluster-state.js";
+import type { ClusterCache } from "./cluster-cache.js";
 import { Registry } from "prom-client";
 import { createReconcileMetrics, type ReconcileMetrics } from "./reconcile-metrics.js";
 
@@ -76,7 +76,7 @@ export class SnapshotPipeline {
    * the stop. At most one build at a time, a change during a build makes one
    * more from the newest state, and builds are at least an interval apart.
    */
-  serve(state: ClusterState, plane: DataPlane, opts: ServeOptions): () => void {
+  serve(state: ClusterCache, plane: DataPlane, opts: ServeOptions): () => void {
     let dirty = false;
     let running = false;
     let stopped = false;
@@ -138,7 +138,7 @@ export class SnapshotPipeline {
 
 /** What a build reads from the cache, stamped. */
 export function liveInputs(
-  state: Pick<ClusterState, "routes" | "endpoints" | "inputs">,
+  state: Pick<ClusterCache, "routes" | "endpoints" | "inputs">,
   routes: readonly EdgeRouteV2[] = state.routes(),
 ): BuildInputs {
   return {

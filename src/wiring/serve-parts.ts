@@ -13,8 +13,7 @@ import { kubeClient } from "../kube/client.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
-import { cachedView } from "../reconcile/cluster-reader.js";
-import { ClusterState } from "../reconcile/cluster-state.js";
+import { ClusterCache } from "../reconcile/cluster-cache.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
 import { createReconcileMetrics } from "../reconcile/reconcile-metrics.js";
@@ -126,7 +125,7 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
   const conflicts = kube ? new ConflictIndex(undefined, { log }) : undefined;
   const cache =
     kube && conflicts
-      ? new ClusterState({
+      ? new ClusterCache({
           client: kube,
           log,
           registry,
@@ -197,7 +196,7 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
     closers.push(snapshots.serve(cache, xds, { log, busy: admissionBusy }));
   }
   const reconciler = new Reconciler(kube, plane, kubeEventRecorder(kube, log), log, {
-    view: cachedView(cache),
+    view: cache.view(),
     deprogramTimeoutMs: config.deprogramTimeoutMs,
     metrics: reconcileMetrics,
     snapshots,

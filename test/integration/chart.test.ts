@@ -1007,7 +1007,7 @@ describe("RBAC: enough and no more", () => {
     ["patch", "edgeroutes.net.10xdev.io", "-n", "apps", "--subresource=status"],
     ["get", "services", "-n", "apps"],
     ["list", "services", "-A"],
-    // The watch-fed cache (cluster-state.ts).
+    // The watch-fed cache (cluster-cache.ts).
     ["watch", "services", "-A"],
     ["list", "endpointslices.discovery.k8s.io", "-A"],
     ["watch", "endpointslices.discovery.k8s.io", "-A"],

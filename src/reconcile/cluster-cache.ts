@@ -39,8 +39,9 @@ import {
   type ServiceEndpoints,
 } from "../routing/service-endpoints.js";
 import { slimRoute } from "./slim-route.js";
+import type { ClusterView } from "./cluster-view.js";
 
-export interface ClusterStateOptions {
+export interface ClusterCacheOptions {
   client: KubeClient;
   log: Logger;
   /** Every EdgeRoute event, as the watch gave it: the admission conflict index shares this watch. */
@@ -148,7 +149,7 @@ interface Waiter {
   readonly resolve: (ok: boolean) => void;
 }
 
-export class ClusterState {
+export class ClusterCache {
   private readonly routeMap = new Map<string, EdgeRouteV2>();
   private readonly serviceMap = new Map<string, V1Service>();
   private readonly slicesByService = new Map<string, Map<string, V1EndpointSlice>>();
@@ -165,7 +166,7 @@ export class ClusterState {
   private stamp = 0;
   private readonly metrics: CacheMetrics | undefined;
 
-  constructor(private readonly opts: ClusterStateOptions) {
+  constructor(private readonly opts: ClusterCacheOptions) {
     this.metrics = opts.registry ? cacheMetrics(opts.registry) : undefined;
     const common = {
       client: opts.client,
@@ -293,6 +294,21 @@ export class ClusterState {
       signal?.addEventListener("abort", onAbort, { once: true });
       this.waiters.push(waiter);
     });
+  }
+
+  /** What the reconciler reads, from this cache: no apiserver request at all; the read revision is the cache's. */
+  view(): ClusterView {
+    return {
+      snapshotInputs: () =>
+        Promise.resolve({
+          routes: this.routes(),
+          endpoints: this.endpoints(),
+          read: this.revision(),
+          stamp: this.inputs(),
+        }),
+      route: (ns, name) => Promise.resolve(this.route(ns, name)),
+      service: (ns, name) => Promise.resolve(this.service(ns, name)),
+    };
   }
 
   /**

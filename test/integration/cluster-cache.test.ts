@@ -9,8 +9,7 @@ import type { EdgeRouteV2 } from "../../src/api/types.js";
 import type { KubeClient } from "../../src/kube/client.js";
 import { MemoryDataPlane } from "../../src/dataplane/memory.js";
 import { silentLogger } from "../../src/observability/logger.js";
-import { ClusterState } from "../../src/reconcile/cluster-state.js";
-import { cachedView } from "../../src/reconcile/cluster-reader.js";
+import { ClusterCache } from "../../src/reconcile/cluster-cache.js";
 import { kubeEventRecorder } from "../../src/reconcile/events.js";
 import { Reconciler } from "../../src/reconcile/reconciler.js";
 import { reconcileHandler } from "../../src/server/reconcile-handler.js";
@@ -62,10 +61,10 @@ async function serviceRv(name: string): Promise<string> {
   return svc.metadata?.resourceVersion ?? "";
 }
 
-describe("ClusterState", () => {
+describe("ClusterCache", () => {
   it("holds the routes (as v2), Services and ready endpoints the apiserver holds, and lets deleted ones go", async () => {
     const stop = new AbortController();
-    const state = new ClusterState({ client: kube, log });
+    const state = new ClusterCache({ client: kube, log });
     state.start(stop.signal);
     try {
       await apply(
@@ -122,7 +121,7 @@ describe("ClusterState", () => {
   it("waitFor is false past its bound for what it has not seen, true once it has; onChange fires on the change", async () => {
     const held = heldWatches(kube, "/api/v1/services");
     const stop = new AbortController();
-    const state = new ClusterState({ client: held.client, log });
+    const state = new ClusterCache({ client: held.client, log });
     let changes = 0;
     state.onChange(() => changes++);
     state.start(stop.signal);
@@ -156,11 +155,11 @@ describe("/reconcile with `seen`", () => {
     await apply(cp, service("backend", NS));
     const held = heldWatches(kube, "/apis/net.10xdev.io/v2/edgeroutes");
     const stop = new AbortController();
-    const state = new ClusterState({ client: held.client, log });
+    const state = new ClusterCache({ client: held.client, log });
     state.start(stop.signal);
     const memory = new MemoryDataPlane();
     const reconciler = new Reconciler(kube, memory, kubeEventRecorder(kube, log), log, {
-      view: cachedView(state),
+      view: state.view(),
     });
     const handler = reconcileHandler(reconciler, allow, {
       waitFor: state.waitFor.bind(state),

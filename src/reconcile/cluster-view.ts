@@ -1,14 +1,13 @@
 // What a reconcile reads, behind one interface (ClusterView), two ways: from
-// the server's watch-fed cache (cachedView over ClusterState, what serve runs)
-// or straight from the apiserver, a LIST of each kind per snapshot
-// (ClusterReader: tests of decisions, tools without a cache).
+// the server's watch-fed cache (ClusterCache.view(), what serve runs) or
+// straight from the apiserver, a LIST of each kind per snapshot (ApiserverView:
+// tests of decisions, tools without a cache).
 
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import type { EdgeRouteV2 } from "../api/types.js";
 import { readRevision, type ReadRevision } from "../dataplane/read-revision.js";
 import type { EndpointsByService } from "../translate/snapshot.js";
 import { endpointsByService } from "../routing/service-endpoints.js";
-import type { ClusterState } from "./cluster-state.js";
 import { slimRoute } from "./slim-route.js";
 import type { KubeClient } from "../kube/client.js";
 import { isNotFound } from "../kube/errors.js";
@@ -43,22 +42,7 @@ export interface ClusterView {
   service(namespace: string, name: string, signal?: AbortSignal): Promise<V1Service | undefined>;
 }
 
-/** The cache's view: no apiserver request at all; the read revision is the cache's. */
-export function cachedView(state: ClusterState): ClusterView {
-  return {
-    snapshotInputs: () =>
-      Promise.resolve({
-        routes: state.routes(),
-        endpoints: state.endpoints(),
-        read: state.revision(),
-        stamp: state.inputs(),
-      }),
-    route: (ns, name) => Promise.resolve(state.route(ns, name)),
-    service: (ns, name) => Promise.resolve(state.service(ns, name)),
-  };
-}
-
-export class ClusterReader implements ClusterView {
+export class ApiserverView implements ClusterView {
   constructor(private readonly kube: KubeClient) {}
 
   /** Three LISTs, read at once: O(cluster) apiserver work per call. */
