@@ -1,20 +1,17 @@
 import { X509Certificate, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { podNamespace } from "../kube/service-account.js";
-import http from "node:http";
 import os from "node:os";
 import { parseArgs } from "node:util";
-import type { AddressInfo } from "node:net";
 import { parseListen } from "../server/https.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { createRegistry } from "../observability/metrics.js";
 import { kubeClient } from "../kube/client.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { Logger } from "../observability/logger.js";
-import type { Registry } from "../observability/metrics.js";
 import { reconcileClient, tokenSource, type ReconcileClient } from "../watcher/reconcile-client.js";
 import { ReloadingFile } from "../watcher/reloading-file.js";
-import { startWatcher, type RunningWatcher } from "../watcher/watcher.js";
+import { assembleWatch, type WatchConfig } from "../wiring/watch-parts.js";
 import { UsageError, type Command } from "./command.js";
 import { parseDuration } from "./duration-flag.js";
 
@@ -60,27 +57,11 @@ Options:
 Durations: 300ms, 15s, 5m, 1h, 1m30s.
 `;
 
-export interface WatchOptions {
-  reconcileUrl: string;
+/** watch's flags: what the parts are made from (WatchConfig), and how the cluster and /reconcile are reached. */
+export interface WatchOptions extends WatchConfig {
   kubeconfig?: string;
   tokenFile?: string;
   reconcileCa?: string;
-  leaderElect: boolean;
-  leaseNamespace: string;
-  leaseName: string;
-  leaseDurationMs: number;
-  identity: string;
-  concurrency: number;
-  qps: number;
-  burst: number;
-  routeKeyQps: number;
-  routeKeyBurst: number;
-  resyncMs: number;
-  snapshotHoldOffMs: number;
-  snapshotMaxHoldOffMs: number;
-  watchTimeoutSeconds: number;
-  metricsListen?: string;
-  unhealthyAfterMs: number;
 }
 
 function positive(flag: string, text: string, integer: boolean): number {
@@ -258,70 +239,6 @@ function reconcileCaller(opts: WatchOptions, access: ClusterAccess, logger: Logg
   });
 }
 
-/**
- * Where --metrics-listen binds. No host: the pod's own address, where the
- * kubelet's probes and a scraper dial it, and not every interface; outside a
- * pod (no POD_IP), loopback.
- */
-export function metricsAddress(listen: string, env: NodeJS.ProcessEnv): { host: string; port: number } {
-  const at = parseListen(listen);
-  if (!listen.startsWith(":")) return at;
-  return { host: env.POD_IP || "127.0.0.1", port: at.port };
-}
-
-/**
- * GET /metrics, /healthz and /readyz on --metrics-listen; `watcher` is read per
- * request (it starts after). Liveness: /reconcile reachable. Readiness: caches
- * synced, leader or not, so a rollout waits for a replica that could take over warm.
- */
-async function startMetricsServer(
-  listen: string,
-  registry: Registry,
-  identity: string,
-  watcher: () => RunningWatcher | undefined,
-  logger: Logger,
-): Promise<http.Server> {
-  const { host, port } = metricsAddress(listen, process.env);
-  // One rendering shared by the callers that ask while it is made.
-  let rendering: Promise<string> | undefined;
-  const server = http.createServer((req, res) => {
-    const path = (req.url ?? "").split("?")[0];
-    if (path === "/metrics") {
-      rendering ??= registry.metrics().finally(() => (rendering = undefined));
-      rendering.then(
-        (text) => res.writeHead(200, { "content-type": registry.contentType }).end(text),
-        (err: Error) => res.writeHead(500).end(err.message),
-      );
-    } else if (path === "/healthz" || path === "/readyz") {
-      const w = watcher();
-      const health = w?.health() ?? { healthy: true };
-      const synced = w?.synced() ?? false;
-      const ok = path === "/healthz" ? health.healthy : synced;
-      const body = {
-        ok,
-        leader: w?.isLeader() ?? false,
-        synced,
-        queueDepth: w?.queue.len() ?? 0,
-        identity,
-        ...(health.healthy
-          ? {}
-          : {
-              unhealthy: `${health.failures} calls in a row to /reconcile got no reply over ${Math.round(health.forMs / 1000)} s; last: ${health.lastError}`,
-            }),
-      };
-      res.writeHead(ok ? 200 : 503, { "content-type": "application/json" }).end(JSON.stringify(body));
-    } else {
-      res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
-    }
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject).listen(port, host, resolve);
-  });
-  const addr = server.address() as AddressInfo;
-  logger.info({ metrics: `http://${addr.address}:${addr.port}` }, "metrics listening");
-  return server;
-}
-
 /** Resolves at SIGTERM or SIGINT. */
 function untilSignal(logger: Logger): Promise<void> {
   return new Promise<void>((resolve) => {
@@ -344,49 +261,15 @@ export const watchCommand: Command = {
       process.stdout.write(help);
       return 0;
     }
-    const registry = createRegistry();
     const access = clusterAccess(opts);
-    const reconcile = reconcileCaller(opts, access, logger);
-    // Listening first: a port in use fails the command before any watch starts.
-    let watcher: RunningWatcher | undefined = undefined;
-    const metricsServer = opts.metricsListen
-      ? await startMetricsServer(opts.metricsListen, registry, opts.identity, () => watcher, logger)
-      : undefined;
-    watcher = startWatcher({
-      kube: kubeClient(access),
-      reconcile,
+    const parts = await assembleWatch(opts, {
       log: logger,
-      registry,
-      concurrency: opts.concurrency,
-      queue: {
-        qps: opts.qps,
-        burst: opts.burst,
-        snapshotHoldOffMs: opts.snapshotHoldOffMs,
-        snapshotMaxHoldOffMs: opts.snapshotMaxHoldOffMs,
-      },
-      routeKeys: { qps: opts.routeKeyQps, burst: opts.routeKeyBurst },
-      resyncMs: opts.resyncMs,
-      health: { windowMs: opts.unhealthyAfterMs },
-      watchTimeoutSeconds: opts.watchTimeoutSeconds,
-      ...(opts.leaderElect
-        ? {
-            leaderElection: {
-              namespace: opts.leaseNamespace,
-              name: opts.leaseName,
-              identity: opts.identity,
-              leaseDurationMs: opts.leaseDurationMs,
-            },
-          }
-        : {}),
+      registry: createRegistry(),
+      kube: kubeClient(access),
+      reconcile: reconcileCaller(opts, access, logger),
     });
-    logger.info(
-      { identity: opts.identity, reconcileUrl: opts.reconcileUrl, leaderElect: opts.leaderElect },
-      "watching",
-    );
-
     await untilSignal(logger);
-    await watcher.stop();
-    await new Promise<void>((resolve) => (metricsServer ? metricsServer.close(() => resolve()) : resolve()));
+    await parts.stop();
     logger.info("stopped");
     return 0;
   },

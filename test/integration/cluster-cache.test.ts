@@ -118,6 +118,77 @@ describe("ClusterCache", () => {
     }
   });
 
+  it("inputs() moves with what a build reads, and not with a status write or a terminating route's finalizer and object going", async () => {
+    const stop = new AbortController();
+    const cache = new ClusterCache({ client: kube, log });
+    cache.start(stop.signal);
+    const kubectl = async (...args: string[]) => {
+      const r = await cp.kubectl(args);
+      expect(r.code, r.stderr).toBe(0);
+    };
+    const seen = async (what: string, ok: () => boolean | undefined) =>
+      waitFor(what, async () => (ok() ? true : undefined));
+    try {
+      await apply(cp, v2Route("stamp", { namespace: NS, service: "shop" }));
+      await seen("the route in the cache", () => cache.route(NS, "stamp") !== undefined);
+      expect(cache.route(NS, "stamp")?.metadata.finalizers).toContain("net.10xdev.io/deprogram");
+      const live = cache.inputs();
+
+      // A status write (what the reconcile writes) changes no build input.
+      const condition = {
+        type: "Accepted",
+        status: "True",
+        reason: "Valid",
+        message: "test",
+        lastTransitionTime: "2026-12-02T00:00:00Z",
+        observedGeneration: 1,
+      };
+      await kubectl(
+        "patch",
+        "edgeroutes.v2.net.10xdev.io",
+        "stamp",
+        "-n",
+        NS,
+        "--subresource=status",
+        "--type=merge",
+        "-p",
+        JSON.stringify({ status: { conditions: [condition] } }),
+      );
+      await seen("the status in the cache", () => cache.route(NS, "stamp")?.status?.conditions?.length === 1);
+      expect(cache.inputs()).toBe(live);
+
+      // A spec change does.
+      await apply(cp, v2Route("stamp", { namespace: NS, service: "shop", path: "/moved" }));
+      await seen(
+        "the new spec in the cache",
+        () => cache.route(NS, "stamp")?.spec.rules[0]?.matches?.[0]?.path?.value === "/moved",
+      );
+      expect(cache.inputs()).toBeGreaterThan(live);
+
+      // The deletion does (the route leaves every build); its finalizer and object going do not.
+      await kubectl("delete", "edgeroutes.v2.net.10xdev.io", "stamp", "-n", NS, "--wait=false");
+      await seen(
+        "the deletion in the cache",
+        () => cache.route(NS, "stamp")?.metadata.deletionTimestamp !== undefined,
+      );
+      const terminating = cache.inputs();
+      await kubectl(
+        "patch",
+        "edgeroutes.v2.net.10xdev.io",
+        "stamp",
+        "-n",
+        NS,
+        "--type=json",
+        "-p",
+        JSON.stringify([{ op: "remove", path: "/metadata/finalizers" }]),
+      );
+      await seen("the route gone from the cache", () => cache.route(NS, "stamp") === undefined);
+      expect(cache.inputs()).toBe(terminating);
+    } finally {
+      stop.abort();
+    }
+  });
+
   it("waitFor is false past its bound for what it has not seen, true once it has; onChange fires on the change", async () => {
     const held = heldWatches(kube, "/api/v1/services");
     const stop = new AbortController();
