@@ -117,7 +117,7 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
         const same = annotations?.[VERSION_ANNOTATION] === version;
         const held = parseReadRevision(annotations?.[READ_REVISION_ANNOTATION]);
         const verdict = judgeRevision(opts.read, held, same);
-        if (!verdict.take) return { ok: false, version, reason: "Superseded", message: verdict.message };
+        if (!verdict.ok) return { ok: false, version, reason: "Superseded", message: verdict.message };
         if (same) {
           const record = verdict.record;
           if (!opts.fence || record === undefined || (held !== undefined && sameRevision(record, held)))

@@ -43,7 +43,7 @@ export class MemoryDataPlane implements DataPlane {
     const { version } = snapshot;
     const same = this.last?.version === version;
     const verdict = judgeRevision(opts.read, this.held, same);
-    if (!verdict.take) {
+    if (!verdict.ok) {
       this.superseded++;
       return { ok: false, version, reason: "Superseded", message: verdict.message };
     }

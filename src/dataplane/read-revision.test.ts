@@ -82,19 +82,19 @@ describe("judgeRevision", () => {
   });
 
   it("refuses a different snapshot read before what the data plane holds, in any part", () => {
-    expect(judgeRevision(at("9"), at("10"), false)).toMatchObject({ take: false });
-    expect(judgeRevision(at("20", "1", "1"), at("10", "2", "1"), false)).toMatchObject({ take: false });
-    expect(judgeRevision(at("10"), at("10"), false)).toEqual({ take: true, record: at("10") });
-    expect(judgeRevision(at("11", "3"), at("10", "2"), false)).toEqual({ take: true, record: at("11", "3") });
+    expect(judgeRevision(at("9"), at("10"), false)).toMatchObject({ ok: false });
+    expect(judgeRevision(at("20", "1", "1"), at("10", "2", "1"), false)).toMatchObject({ ok: false });
+    expect(judgeRevision(at("10"), at("10"), false)).toEqual({ ok: true, record: at("10") });
+    expect(judgeRevision(at("11", "3"), at("10", "2"), false)).toEqual({ ok: true, record: at("11", "3") });
   });
 
   it("takes the same version from any read, and records the newest of both", () => {
-    expect(judgeRevision(at("9", "5"), at("10", "2"), true)).toEqual({ take: true, record: at("10", "5") });
+    expect(judgeRevision(at("9", "5"), at("10", "2"), true)).toEqual({ ok: true, record: at("10", "5") });
   });
 
   it("takes a snapshot without a revision, and a first one, as before", () => {
-    expect(judgeRevision(undefined, at("10"), false)).toEqual({ take: true, record: at("10") });
-    expect(judgeRevision(at("3"), undefined, false)).toEqual({ take: true, record: at("3") });
+    expect(judgeRevision(undefined, at("10"), false)).toEqual({ ok: true, record: at("10") });
+    expect(judgeRevision(at("3"), undefined, false)).toEqual({ ok: true, record: at("3") });
   });
 
   it("never lets what is recorded go back, over any sequence of pushes", () => {
@@ -103,7 +103,7 @@ describe("judgeRevision", () => {
         let held: ReadRevision | undefined;
         for (const [read, same] of pushes) {
           const v = judgeRevision(read, held, same);
-          if (!v.take) {
+          if (!v.ok) {
             expect(held !== undefined && !notOlder(read, held)).toBe(true);
             continue;
           }

@@ -79,8 +79,8 @@ export function sameRevision(a: ReadRevision, b: ReadRevision): boolean {
 
 export type RevisionVerdict =
   /** Take it; record `record` (never older than what was recorded). */
-  | { readonly take: true; readonly record: ReadRevision | undefined }
-  | { readonly take: false; readonly message: string };
+  | { readonly ok: true; readonly record: ReadRevision | undefined }
+  | { readonly ok: false; readonly message: string };
 
 /**
  * Whether a data plane that recorded `held` (for the version it serves) may
@@ -95,12 +95,12 @@ export function judgeRevision(
   held: ReadRevision | undefined,
   sameVersion: boolean,
 ): RevisionVerdict {
-  if (read === undefined) return { take: true, record: held };
-  if (held === undefined) return { take: true, record: read };
-  if (sameVersion) return { take: true, record: newestOf(read, held) };
-  if (notOlder(read, held)) return { take: true, record: read };
+  if (read === undefined) return { ok: true, record: held };
+  if (held === undefined) return { ok: true, record: read };
+  if (sameVersion) return { ok: true, record: newestOf(read, held) };
+  if (notOlder(read, held)) return { ok: true, record: read };
   return {
-    take: false,
+    ok: false,
     message: `read at ${formatReadRevision(read)}, before the data plane's snapshot read at ${formatReadRevision(held)}`,
   };
 }

@@ -31,7 +31,7 @@ export function microTime(ms: number): string {
   return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
 }
 
-export type LeaseDecision = { take: false; heldBy: string } | { take: true; spec: LeaseSpec };
+export type LeaseDecision = { ok: false; heldBy: string } | { ok: true; spec: LeaseSpec };
 
 /**
  * Whether `me` may write the lease now, and what to write. `observedAt` is
@@ -46,12 +46,12 @@ export function decideLease(
 ): LeaseDecision {
   const holder = current?.holderIdentity ?? "";
   const heldFor = (current?.leaseDurationSeconds ?? durationSeconds) * 1000;
-  if (holder && holder !== me && observedAt + heldFor > now) return { take: false, heldBy: holder };
+  if (holder && holder !== me && observedAt + heldFor > now) return { ok: false, heldBy: holder };
   const renewTime = microTime(now);
   if (holder === me)
-    return { take: true, spec: { ...current, leaseDurationSeconds: durationSeconds, renewTime } };
+    return { ok: true, spec: { ...current, leaseDurationSeconds: durationSeconds, renewTime } };
   return {
-    take: true,
+    ok: true,
     spec: {
       holderIdentity: me,
       leaseDurationSeconds: durationSeconds,
@@ -200,7 +200,7 @@ export class LeaderElector {
       this.holder = s.holderIdentity ?? "";
     }
     const decision = decideLease(current?.spec, identity, this.observedAt, now, durationSeconds);
-    if (!decision.take) return false;
+    if (!decision.ok) return false;
     const body: Lease = {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",

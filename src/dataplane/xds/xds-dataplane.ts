@@ -237,7 +237,7 @@ export class XdsDataPlane implements DataPlane {
     const same = this.server.current()?.version === version;
     // Never go back to a snapshot read before the one served (src/dataplane/read-revision.ts).
     const verdict = judgeRevision(opts.read, this.held, same);
-    if (!verdict.take) return { ok: false, version, reason: "Superseded", message: verdict.message };
+    if (!verdict.ok) return { ok: false, version, reason: "Superseded", message: verdict.message };
     const timeoutMs = this.opts.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;
     // From the serve on: the clients' answers are this push's to report.
     this.waiting++;
