@@ -21,6 +21,7 @@ import { freePort, sleep } from "../tools/testenv/process.js";
 import { startOperatorStack } from "../test/harness/operator-stack.js";
 import { ECHO_METHOD, startEchoBackend } from "../test/xds/echo-backend.js";
 import { startNodeXdsClient } from "../test/xds/node-xds-client.js";
+import { v2Route } from "../test/integration/routes.js";
 
 const STEPS = Number(process.argv[2] ?? 10);
 const NS = "default";
@@ -180,22 +181,8 @@ async function main(): Promise<void> {
   }
 }
 
-function route(name: string, prefix: string) {
-  return {
-    apiVersion: "net.10xdev.io/v2",
-    kind: "EdgeRoute",
-    metadata: { name, namespace: NS },
-    spec: {
-      hostnames: [HOST],
-      rules: [
-        {
-          matches: [{ path: { type: "PathPrefix", value: prefix } }],
-          backends: [{ name: "blue", port: PORT }],
-        },
-      ],
-    },
-  };
-}
+const route = (name: string, prefix: string) =>
+  v2Route(name, { host: HOST, path: prefix, service: "blue", port: PORT, namespace: NS });
 
 function programmed(r: EdgeRouteV2 | undefined): boolean {
   return (r?.status?.conditions ?? []).some((c) => c.type === "Programmed" && c.status === "True");

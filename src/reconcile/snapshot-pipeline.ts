@@ -137,12 +137,9 @@ export class SnapshotPipeline {
 }
 
 /** What a build reads from the cache, stamped. */
-export function liveInputs(
-  state: Pick<ClusterCache, "routes" | "endpoints" | "inputs">,
-  routes: readonly EdgeRouteV2[] = state.routes(),
-): BuildInputs {
+export function liveInputs(state: Pick<ClusterCache, "routes" | "endpoints" | "inputs">): BuildInputs {
   return {
-    live: routes.filter((r) => !r.metadata.deletionTimestamp),
+    live: state.routes().filter((r) => !r.metadata.deletionTimestamp),
     endpoints: state.endpoints(),
     stamp: state.inputs(),
   };

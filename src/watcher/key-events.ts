@@ -75,9 +75,8 @@ export function keyEvents(queue: KeySink, opts: KeyEventsOptions = {}): KeyEvent
         const fp = routeFingerprint(obj);
         if (type === "MODIFIED" && fingerprints.get(key) === fp) return;
         fingerprints.set(key, fp);
-        if (!isTerminating(obj)) terminating.delete(key);
-        else if (wasTerminating) return;
-        else terminating.add(key);
+        if (isTerminating(obj)) terminating.add(key);
+        else terminating.delete(key);
       }
       // Once a route is terminating (or gone), only the snapshot key has work:
       // it builds without the route and lets the finalizer go. Its finalizer
