@@ -96,9 +96,23 @@ export interface RouteRule {
   readonly timeout?: string;
 }
 
+/** What plain HTTP does for a host that TLS serves: redirect to HTTPS (301), or serve it too. */
+export type PlainHttpPolicy = "Redirect" | "Allow";
+
+/** TLS termination for some or all of a route's hostnames. */
+export interface RouteTls {
+  /** A `kubernetes.io/tls` Secret in the route's namespace (a DNS-1123 subdomain). */
+  readonly secretName: string;
+  /** Which of the route's hostnames it serves over HTTPS; absent: all of them. */
+  readonly hostnames?: readonly string[];
+  /** Defaults to Redirect. */
+  readonly plainHTTP?: PlainHttpPolicy;
+}
+
 export interface EdgeRouteSpecV2 {
   readonly hostnames?: readonly string[];
   readonly rules: readonly RouteRule[];
+  readonly tls?: RouteTls;
 }
 
 interface EdgeRouteBase<V extends string, S> {

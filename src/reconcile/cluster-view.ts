@@ -6,7 +6,7 @@
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import type { EdgeRouteV2 } from "../api/types.js";
 import { readRevision, type ReadRevision } from "../dataplane/read-revision.js";
-import type { EndpointsByService } from "../translate/snapshot.js";
+import type { EndpointsByService, TlsSecrets } from "../translate/snapshot.js";
 import { endpointsByService } from "../routing/service-endpoints.js";
 import { slimRoute } from "./slim-route.js";
 import type { KubeClient } from "../kube/client.js";
@@ -30,6 +30,8 @@ export interface Listed<T> {
 export interface SnapshotInputs {
   readonly routes: readonly EdgeRouteV2[];
   readonly endpoints: EndpointsByService;
+  /** The contents of the TLS Secrets live routes reference (absent: none read). */
+  readonly secrets?: TlsSecrets;
   readonly read: ReadRevision | undefined;
   /** The cache's inputs() when read from it: equal stamps, equal build inputs. */
   readonly stamp?: number;

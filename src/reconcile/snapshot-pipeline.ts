@@ -18,6 +18,7 @@ import {
   type EndpointsByService,
   type Snapshot,
   type SnapshotOptions,
+  type TlsSecrets,
 } from "../translate/snapshot.js";
 import type { Logger } from "../observability/logger.js";
 import type { ClusterCache } from "./cluster-cache.js";
@@ -28,6 +29,8 @@ import { createReconcileMetrics, type ReconcileMetrics } from "./reconcile-metri
 export interface BuildInputs {
   readonly live: readonly EdgeRouteV2[];
   readonly endpoints: EndpointsByService;
+  /** The referenced TLS Secrets' contents (absent: none). */
+  readonly secrets?: TlsSecrets;
   readonly stamp?: number;
 }
 
@@ -64,7 +67,7 @@ export class SnapshotPipeline {
     const last = this.last;
     if (last && inputs.stamp !== undefined && last.stamp === inputs.stamp) return last.snapshot;
     const started = process.hrtime.bigint();
-    const snapshot = buildSnapshot(inputs.live, inputs.endpoints, this.opts.snapshot);
+    const snapshot = buildSnapshot(inputs.live, inputs.endpoints, this.opts.snapshot, inputs.secrets);
     this.metrics.buildSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
     this.metrics.builds.inc({ changed: String(snapshot.version !== last?.snapshot.version) });
     this.last = { stamp: inputs.stamp, snapshot };

@@ -18,17 +18,25 @@ import { RouteActions } from "./route-actions.js";
 import { checkRoute, isWellShaped } from "../routing/route-check.js";
 import { ageOrder, compareHostnames, creationTime, keyOrder, orderKeyOf } from "../routing/route-order.js";
 import type { ServiceEndpoints, SocketAddress } from "../routing/service-endpoints.js";
+import type { TlsOutcome } from "./tls-secrets.js";
 
 export type RejectReason = "Conflicted" | "ServiceNotFound" | "Invalid";
 
 /** What the snapshot did with one route. `dropped` lists the matches an older route kept for itself. */
+/** `tls` is present exactly when the route's spec has `tls`. */
 export type RouteOutcome =
-  | { readonly key: string; readonly accepted: true; readonly dropped: readonly DroppedMatch[] }
+  | {
+      readonly key: string;
+      readonly accepted: true;
+      readonly dropped: readonly DroppedMatch[];
+      readonly tls?: TlsOutcome;
+    }
   | {
       readonly key: string;
       readonly accepted: false;
       readonly reason: RejectReason;
       readonly message: string;
+      readonly tls?: TlsOutcome;
     };
 
 /** One cluster per Service port a kept rule sends to, with the Service's ready addresses on that port. */

@@ -15,9 +15,11 @@ import { contentVersion } from "../envoy/content-hash.js";
 import type { EnvoyResources } from "../envoy/envoy-resources.js";
 import { envoyResources, type EnvoyOptions } from "./envoy.js";
 import { translateRoutes, type EndpointsByService, type RouteOutcome } from "./model.js";
+import { NO_SECRETS, type TlsSecrets } from "./tls-secrets.js";
 
 // The stage's callers (the reconcile, the sinks) name the model's types through here.
 export { type EndpointsByService, type RejectReason, type RouteOutcome } from "./model.js";
+export { NO_SECRETS, type TlsOutcome, type TlsSecret, type TlsSecrets } from "./tls-secrets.js";
 
 export interface Snapshot {
   /** 16 hex digits of the SHA-256 of the resources' canonical JSON. */
@@ -34,6 +36,8 @@ export function buildSnapshot(
   routes: readonly EdgeRouteV2[],
   endpoints: EndpointsByService,
   options: SnapshotOptions = {},
+  // The referenced TLS Secrets' contents; TLS is translated by the next change.
+  _secrets: TlsSecrets = NO_SECRETS,
 ): Snapshot {
   const model = translateRoutes(routes, endpoints);
   const resources = envoyResources(model, options);
