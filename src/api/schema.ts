@@ -39,11 +39,14 @@ export const LIMITS = {
   maxTimeoutSeconds: 3600,
   headerNameLength: 256,
   headerValueLength: 4096,
+  secretNameLength: 253,
 } as const;
 
 const DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
 /** A lowercase DNS-1123 subdomain, or one leading wildcard label (`*.example.com`). */
 export const HOSTNAME_PATTERN = `^(\\*\\.)?${DNS1123_LABEL}(\\.${DNS1123_LABEL})*$`;
+/** A DNS-1123 subdomain: what a Secret name must be. */
+export const DNS1123_SUBDOMAIN_PATTERN = `^${DNS1123_LABEL}(\\.${DNS1123_LABEL})*$`;
 /** A DNS-1035 label: what a Service name must be. */
 export const DNS1035_LABEL_PATTERN = "^[a-z]([-a-z0-9]*[a-z0-9])?$";
 /** The Gateway API's duration format (GEP-2257): `1h`, `15s`, `1m30s`, `500ms`. */
@@ -73,6 +76,39 @@ const serviceName: Schema = {
 };
 const port: Schema = { type: "integer", minimum: 1, maximum: 65535 };
 
+const tls: Schema = {
+  type: "object",
+  description:
+    "Terminates HTTPS for some or all of spec.hostnames with the certificate of one Secret. Needs spec.hostnames: a route for any host (no hostnames) cannot have TLS. Plain HTTP to these hosts is redirected to https with a 301 unless plainHTTP is Allow.",
+  required: ["secretName"],
+  properties: {
+    secretName: {
+      type: "string",
+      description:
+        "The Secret with the certificate and key (tls.crt, tls.key): of type kubernetes.io/tls, in the route's namespace. Until it exists and holds a valid certificate for the hosts, the route reports ResolvedRefs=False and those hosts are not served over HTTPS.",
+      minLength: 1,
+      maxLength: LIMITS.secretNameLength,
+      pattern: DNS1123_SUBDOMAIN_PATTERN,
+    },
+    hostnames: {
+      type: "array",
+      description:
+        "The hosts served over HTTPS, each one of spec.hostnames as written there. Defaults to all of spec.hostnames.",
+      minItems: 1,
+      maxItems: LIMITS.hostnames,
+      "x-kubernetes-list-type": "set",
+      items: hostname,
+    },
+    plainHTTP: {
+      type: "string",
+      description:
+        "What plain HTTP to the TLS hosts does: Redirect (the default) answers 301 to the same URL on https; Allow serves the route over plain HTTP as well.",
+      // No schema default: absent means Redirect, and a stored spec stays as it was written.
+      enum: ["Redirect", "Allow"],
+    },
+  },
+};
+
 export const specV1Schema: Schema = {
   type: "object",
   description: "v1: one host and path prefix routed to one Service port.",
@@ -95,6 +131,20 @@ export const specV2Schema: Schema = {
   type: "object",
   description: "v2: shaped like the Gateway API's HTTPRoute.",
   required: ["rules"],
+  // What the webhook says too, so that a cluster without it (or a dry run that
+  // skips it) refuses the same: TLS needs the hosts it is for.
+  "x-kubernetes-validations": [
+    {
+      rule: "!has(self.tls) || (has(self.hostnames) && size(self.hostnames) > 0)",
+      message: "spec.tls needs spec.hostnames: a route for any host (no hostnames) cannot have TLS",
+      fieldPath: ".tls",
+    },
+    {
+      rule: "!has(self.tls) || !has(self.tls.hostnames) || (has(self.hostnames) && self.tls.hostnames.all(h, h in self.hostnames))",
+      message: "every host in spec.tls.hostnames must be one of spec.hostnames",
+      fieldPath: ".tls.hostnames",
+    },
+  ],
   properties: {
     hostnames: {
       type: "array",
@@ -188,6 +238,7 @@ export const specV2Schema: Schema = {
         },
       },
     },
+    tls,
   },
 };
 
