@@ -20,7 +20,13 @@ export interface Schema {
   format?: string;
   /** Applied by the apiserver when the field is absent (structural schema defaulting). */
   default?: string | number;
-  "x-kubernetes-validations"?: { rule: string; message: string; fieldPath?: string }[];
+  "x-kubernetes-validations"?: {
+    rule: string;
+    message: string;
+    fieldPath?: string;
+    /** How the apiserver words the error (`Forbidden:` …); FieldValueInvalid when absent. */
+    reason?: "FieldValueInvalid" | "FieldValueForbidden" | "FieldValueRequired" | "FieldValueDuplicate";
+  }[];
   "x-kubernetes-list-type"?: "atomic" | "set" | "map";
   "x-kubernetes-list-map-keys"?: string[];
   "x-kubernetes-preserve-unknown-fields"?: boolean;
@@ -136,12 +142,14 @@ export const specV2Schema: Schema = {
   "x-kubernetes-validations": [
     {
       rule: "!has(self.tls) || (has(self.hostnames) && size(self.hostnames) > 0)",
-      message: "spec.tls needs spec.hostnames: a route for any host (no hostnames) cannot have TLS",
+      // Worded as the webhook words it: "spec.tls: Forbidden: needs spec.hostnames: ...".
+      message: "needs spec.hostnames: a route for any host (no hostnames) cannot have TLS",
       fieldPath: ".tls",
+      reason: "FieldValueForbidden",
     },
     {
       rule: "!has(self.tls) || !has(self.tls.hostnames) || (has(self.hostnames) && self.tls.hostnames.all(h, h in self.hostnames))",
-      message: "every host in spec.tls.hostnames must be one of spec.hostnames",
+      message: "each must be one of spec.hostnames",
       fieldPath: ".tls.hostnames",
     },
   ],
