@@ -398,6 +398,24 @@ describe("validateReview: TLS", () => {
     ).toEqual({ allowed: true, warnings: [missing] });
   });
 
+  it("refuses a v1 edit that moves the host away from the one tls.hostnames names", async () => {
+    const object = v1WithTls("cart.example.com");
+    const annotations = object.metadata.annotations;
+    const spec = JSON.parse(annotations["net.10xdev.io/v2-spec"]) as Record<string, unknown>;
+    annotations["net.10xdev.io/v2-spec"] = JSON.stringify({
+      ...spec,
+      tls: { secretName: "shop-tls", hostnames },
+    });
+    const verdict = await validateReview(parsed(review({ ...asV1, object })));
+    expect(verdict).toMatchObject({
+      allowed: false,
+      status: {
+        message:
+          'EdgeRoute.net.10xdev.io "shop" is invalid: metadata.annotations[net.10xdev.io/v2-spec].tls.hostnames[0]: Invalid value: "shop.example.com": must be one of spec.hostnames',
+      },
+    });
+  });
+
   it("refuses a v1 edit that takes the host off a TLS route, naming the annotated field", async () => {
     const verdict = await validateReview(parsed(review({ ...asV1, object: v1WithTls(undefined) })));
     expect(verdict).toMatchObject({

@@ -218,6 +218,24 @@ describe("TLS", () => {
     });
   });
 
+  it("kubectl explain describes every TLS field: the default, the Secret's type and namespace, the 301", async () => {
+    const tls = await kubectl(["explain", `${PLURAL}.spec.tls`, `--api-version=${GROUP}/v2`]);
+    expect(tls).toContain("plainHTTP is Allow");
+    const fields = await kubectl([
+      "explain",
+      `${PLURAL}.spec.tls`,
+      `--api-version=${GROUP}/v2`,
+      "--recursive",
+    ]);
+    for (const f of ["secretName", "hostnames", "plainHTTP"]) expect(fields).toContain(f);
+    const secret = await kubectl(["explain", `${PLURAL}.spec.tls.secretName`, `--api-version=${GROUP}/v2`]);
+    expect(secret).toContain("kubernetes.io/tls, in the route's namespace");
+    const hosts = await kubectl(["explain", `${PLURAL}.spec.tls.hostnames`, `--api-version=${GROUP}/v2`]);
+    expect(hosts).toContain("Defaults to all of spec.hostnames");
+    const plain = await kubectl(["explain", `${PLURAL}.spec.tls.plainHTTP`, `--api-version=${GROUP}/v2`]);
+    expect(plain).toContain("Redirect (the default) answers 301");
+  });
+
   it("refuses TLS on a route for any host by the CRD's CEL rule alone, in a --dry-run=server create", async () => {
     const obj = { ...v2("tls-catch-all"), spec: { rules: [rule()], tls: { secretName: "shop-tls" } } };
     const r = await apply(obj, ["--dry-run=server"]);
