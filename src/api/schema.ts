@@ -103,7 +103,8 @@ const tls: Schema = {
       minItems: 1,
       maxItems: LIMITS.hostnames,
       "x-kubernetes-list-type": "set",
-      items: hostname,
+      // A copy: one object in two places would be a YAML anchor in the chart's CRD.
+      items: { ...hostname },
     },
     plainHTTP: {
       type: "string",
