@@ -149,7 +149,8 @@ export const specV2Schema: Schema = {
       reason: "FieldValueForbidden",
     },
     {
-      rule: "!has(self.tls) || !has(self.tls.hostnames) || (has(self.hostnames) && self.tls.hostnames.all(h, h in self.hostnames))",
+      // Without hostnames the rule above speaks, once.
+      rule: "!has(self.tls) || !has(self.tls.hostnames) || !has(self.hostnames) || size(self.hostnames) == 0 || self.tls.hostnames.all(h, h in self.hostnames)",
       message: "each must be one of spec.hostnames",
       fieldPath: ".tls.hostnames",
     },

@@ -246,6 +246,18 @@ describe("TLS", () => {
     // The schema answered: the validating webhook was never asked.
     expect(r.stderr).not.toContain("denied the request");
     await expectAbsent("tls-catch-all");
+    // One problem, one message: TLS hosts on a route with no hostnames are not also "not among" them.
+    const listed = await apply(
+      {
+        ...obj,
+        spec: { ...obj.spec, hostnames: [], tls: { secretName: "shop-tls", hostnames: ["a.example.com"] } },
+      },
+      ["--dry-run=server"],
+    );
+    expect(listed.code, explain(listed)).toBe(1);
+    expect(listed.stderr.trim()).toBe(
+      'The EdgeRoute "tls-catch-all" is invalid: spec.tls: Forbidden: needs spec.hostnames: a route for any host (no hostnames) cannot have TLS',
+    );
   });
 
   // Needs serve's /validate to read ClusterCache.tlsSecretExists (src/wiring/serve-parts.ts,
