@@ -20,7 +20,7 @@ import {
   type ResourceJson,
 } from "./envoy.js";
 import { routeKeyOfEntry } from "./model.js";
-import type { Cluster, ClusterLoadAssignment, RouteAction, VirtualHost } from "../envoy/envoy-resources.js";
+import type { Cluster, ClusterLoadAssignment, RouteAction } from "../envoy/envoy-resources.js";
 
 const ROUTER = { name: "envoy.filters.http.router", typed_config: { "@type": TYPE_URL.router } } as const;
 const ADS_SOURCE: ConfigSource = { ads: {}, resource_api_version: "V3" };
@@ -98,16 +98,20 @@ export function hostRouteConfiguration(
 }
 
 /** The keys (`namespace/name`) of the routes in a virtual host, sorted. */
-export function routesOfVirtualHost(vh: VirtualHost): readonly string[] {
+export function routesOfVirtualHost(vh: {
+  readonly routes: readonly { readonly name: string }[];
+}): readonly string[] {
   return [...new Set(vh.routes.map((r) => routeKeyOfEntry(r.name)))].sort();
 }
 
 /** The clusters a virtual host's routes reach, sorted. */
 export function clustersOfVirtualHost(vh: {
-  readonly routes: readonly { readonly route: RouteAction }[];
+  readonly routes: readonly ({ readonly route: RouteAction } | { readonly redirect: unknown })[];
 }): readonly string[] {
   const names = new Set<string>();
   for (const r of vh.routes) {
+    // A redirect reaches no cluster.
+    if (!("route" in r)) continue;
     if ("cluster" in r.route) names.add(r.route.cluster);
     else for (const c of r.route.weighted_clusters.clusters) names.add(c.name);
   }

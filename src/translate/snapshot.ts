@@ -36,10 +36,10 @@ export function buildSnapshot(
   routes: readonly EdgeRouteV2[],
   endpoints: EndpointsByService,
   options: SnapshotOptions = {},
-  // The referenced TLS Secrets' contents; TLS is translated by the next change.
-  _secrets: TlsSecrets = NO_SECRETS,
+  // The referenced TLS Secrets' contents, checked at `options.now` (default: now).
+  secrets: TlsSecrets = NO_SECRETS,
 ): Snapshot {
-  const model = translateRoutes(routes, endpoints);
+  const model = translateRoutes(routes, endpoints, { secrets, now: options.now ?? new Date() });
   const resources = envoyResources(model, options);
   return { version: contentVersion(resources), resources, outcomes: model.outcomes };
 }
