@@ -10,7 +10,13 @@
 // Envoy's listener is not among them: an API listener is what gRPC takes, and
 // Envoy takes its own listener only (docs/architecture.md, "The xds sink").
 
-import { LISTENER_NAME, ROUTE_CONFIG_NAME, TYPE_URL, type ConfigSource } from "../envoy/envoy-resources.js";
+import {
+  HTTPS_LISTENER_NAME,
+  LISTENER_NAME,
+  ROUTE_CONFIG_NAME,
+  TYPE_URL,
+  type ConfigSource,
+} from "../envoy/envoy-resources.js";
 import {
   NO_ROUTES,
   type AdsClusterLoadAssignment,
@@ -46,9 +52,9 @@ export function hostOfRoutesName(name: string): string | undefined {
 
 const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-/** A name a gRPC target can ask LDS for: a DNS-1123 host name, and not Envoy's own listener's. */
+/** A name a gRPC target can ask LDS for: a DNS-1123 host name, and not one of Envoy's own listeners'. */
 export function isApiListenerName(name: string): boolean {
-  return name.length <= 253 && HOSTNAME.test(name) && name !== LISTENER_NAME;
+  return name.length <= 253 && HOSTNAME.test(name) && name !== LISTENER_NAME && name !== HTTPS_LISTENER_NAME;
 }
 
 /** The API listener a gRPC client asks for by the host name in its `xds:///HOST` target. */

@@ -69,6 +69,7 @@ function byTypeOf(resources: {
   readonly routeConfigurations: readonly { readonly "@type": string; readonly name: string }[];
   readonly clusters: readonly { readonly "@type": string; readonly name: string }[];
   readonly clusterLoadAssignments: readonly { readonly "@type": string; readonly cluster_name: string }[];
+  readonly secrets?: readonly { readonly "@type": string; readonly name: string }[];
 }): Record<string, [string, string][]> {
   const named = (list: readonly { readonly "@type": string; readonly name: string }[]) =>
     list.map((r): [string, string] => [r.name, versionOf(r)]).sort();
@@ -79,6 +80,9 @@ function byTypeOf(resources: {
       .sort(),
     [TYPE_URL.listener]: named(resources.listeners),
     [TYPE_URL.routeConfiguration]: named(resources.routeConfigurations),
+    ...(resources.secrets !== undefined && resources.secrets.length > 0
+      ? { [TYPE_URL.secret]: named(resources.secrets) }
+      : {}),
   };
 }
 
@@ -100,6 +104,13 @@ describe("xds golden files", () => {
       "partial-conflict",
       "missing-endpoints",
       "timeouts",
+      "tls-single-host",
+      "tls-many-hosts",
+      "tls-conflict",
+      "tls-missing-secret",
+      "tls-bad-certificate",
+      "tls-redirect-vs-allow",
+      "docs-install-tls",
     ])
       expect(cases).toContain(name);
   });

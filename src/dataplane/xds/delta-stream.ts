@@ -23,6 +23,7 @@ import { PUSH_ORDER, covers, requiredNames, type XdsSnapshot } from "./resources
 import { Subscription, type Names } from "./subscription.js";
 import {
   scopeOf,
+  viewFor,
   type AdsStream,
   type Scope,
   type StreamHost,
@@ -69,7 +70,14 @@ export class DeltaStream implements AdsStream, HeldState {
     readonly peer: string,
     private readonly out: Writable,
     private readonly host: StreamHost,
+    readonly mayHoldSecrets = false,
   ) {}
+
+  /** The snapshot served now, as this stream may see it. */
+  private current(): XdsSnapshot | undefined {
+    const s = this.host.current();
+    return s === undefined ? undefined : viewFor(s, this.mayHoldSecrets);
+  }
 
   get id(): string {
     return clip(this.node?.id || this.peer, MAX_CLIENT_ID);
@@ -114,7 +122,7 @@ export class DeltaStream implements AdsStream, HeldState {
     }
     if (url === TYPE_URL.routeConfiguration && st.sub.empty()) this.routes.clear();
     this.routes.changed();
-    const snapshot = this.host.current();
+    const snapshot = this.current();
     if (snapshot !== undefined) {
       if (changed || update.changed) this.push(snapshot);
       else if (answered && url === TYPE_URL.routeConfiguration)
@@ -143,7 +151,8 @@ export class DeltaStream implements AdsStream, HeldState {
     }
   }
 
-  push(snapshot: XdsSnapshot, only: readonly string[] = PUSH_ORDER): void {
+  push(whole: XdsSnapshot, only: readonly string[] = PUSH_ORDER): void {
+    const snapshot = viewFor(whole, this.mayHoldSecrets);
     for (const url of PUSH_ORDER) {
       const st = this.types.get(url);
       if (st === undefined || !only.includes(url)) continue;
@@ -209,7 +218,8 @@ export class DeltaStream implements AdsStream, HeldState {
     this.out.write(response);
   }
 
-  status(snapshot: XdsSnapshot): ClientStatus {
+  status(whole: XdsSnapshot): ClientStatus {
+    const snapshot = viewFor(whole, this.mayHoldSecrets);
     const per: ClientStatus[] = [];
     const lds = this.subscription(TYPE_URL.listener);
     if (lds !== undefined)
