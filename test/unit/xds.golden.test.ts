@@ -19,7 +19,9 @@ import { encodeResource } from "../../src/dataplane/xds/proto-codec.js";
 import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
 import { adsResources } from "../../src/translate/envoy.js";
 import { grpcResources } from "../../src/translate/grpc.js";
-import { goldenCases, goldenInput, goldenSnapshot, XDS_GOLDEN_DIR } from "../golden/xds-cases.js";
+import { buildSnapshot } from "../../src/translate/snapshot.js";
+import { XdsEncoder } from "../../src/dataplane/xds/resources.js";
+import { GOLDEN_NOW, goldenCases, goldenInput, goldenSnapshot, XDS_GOLDEN_DIR } from "../golden/xds-cases.js";
 import { envoyReceives, grpcReceives, served, type Received } from "../golden/xds-received.js";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -167,5 +169,28 @@ describe("xds golden files", () => {
           for (const r of list)
             expect(versionOf(r.resource as { "@type": string }), `${name}/${file} ${r.name}`).toBe(r.version);
       }
+  });
+
+  it("rotation: a renewed Secret changes the snapshot's version and only the Secret resource's own", () => {
+    const { routes, endpoints, secrets } = goldenInput("tls-single-host");
+    const renewed = new Map(secrets);
+    renewed.set("shop/shop-tls", {
+      certificate: readFileSync(join(ROOT, "test/fixtures/tls/shop-renewed.crt"), "utf8"),
+      privateKey: readFileSync(join(ROOT, "test/fixtures/tls/shop-renewed.key"), "utf8"),
+    });
+    const build = (s: typeof secrets) => buildSnapshot(routes, endpoints, { now: GOLDEN_NOW }, s);
+    const [before, after] = [build(secrets), build(renewed)];
+    expect(after.version).not.toBe(before.version);
+    expect(after.outcomes).toEqual(before.outcomes);
+    // One encoder, as the xds sink keeps it from push to push.
+    const encoder = new XdsEncoder();
+    const versions = (x: ReturnType<XdsEncoder["encode"]>) =>
+      Object.fromEntries(
+        [...x.types].flatMap(([url, t]) => t.list.map((r) => [`${url} ${r.name}`, r.version] as const)),
+      );
+    const [a, b] = [versions(encoder.encode(before)), versions(encoder.encode(after))];
+    const changed = Object.keys(a).filter((k) => a[k] !== b[k]);
+    expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
+    expect(changed).toEqual([`${TYPE_URL.secret} shop/shop-tls`]);
   });
 });

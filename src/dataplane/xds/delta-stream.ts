@@ -22,6 +22,7 @@ import { RouteHolding, routesMayGo, subset, type HeldState } from "./make-before
 import { PUSH_ORDER, covers, requiredNames, type XdsSnapshot } from "./resources.js";
 import { Subscription, type Names } from "./subscription.js";
 import {
+  nackWords,
   scopeOf,
   viewFor,
   type AdsStream,
@@ -106,7 +107,7 @@ export class DeltaStream implements AdsStream, HeldState {
     if (nonce !== "" && st.pending.has(nonce)) {
       const taken = !req.error_detail;
       if (taken) st.ack.ack(nonce);
-      else st.ack.reject(nonce, req.error_detail?.message ?? "");
+      else st.ack.reject(nonce, nackWords(url, req.error_detail?.message));
       this.settle(st, nonce, taken);
       if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
       answered = true;
@@ -255,6 +256,7 @@ export class DeltaStream implements AdsStream, HeldState {
       id: this.id,
       peer: this.peer,
       protocol: this.protocol,
+      mayHoldSecrets: this.mayHoldSecrets,
       responses: this.responses,
       bytes: this.bytes,
       types: typesReport(this.types),

@@ -22,6 +22,7 @@ import {
 } from "./resources.js";
 import { Subscription, type Names } from "./subscription.js";
 import {
+  nackWords,
   scopeOf,
   viewFor,
   type AdsStream,
@@ -90,7 +91,7 @@ export class SotwStream implements AdsStream, HeldState {
       if (!st.ack.isLatest(nonce)) return;
       const taken = !req.error_detail;
       if (taken) st.ack.ack(nonce);
-      else st.ack.reject(nonce, req.error_detail?.message ?? "");
+      else st.ack.reject(nonce, nackWords(url, req.error_detail?.message));
       if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
       answered = true;
     }
@@ -224,6 +225,7 @@ export class SotwStream implements AdsStream, HeldState {
       id: this.id,
       peer: this.peer,
       protocol: this.protocol,
+      mayHoldSecrets: this.mayHoldSecrets,
       responses: this.responses,
       bytes: this.bytes,
       types: typesReport(this.types),

@@ -1,11 +1,27 @@
 // What the ADS server needs from a stream, whichever protocol variant it speaks.
 
 import type { ClientStatus, TypeAck } from "./ack-tracker.js";
-import { HTTPS_LISTENER_NAME, LISTENER_NAME, ROUTE_CONFIG_NAME } from "../../envoy/envoy-resources.js";
+import {
+  HTTPS_LISTENER_NAME,
+  LISTENER_NAME,
+  ROUTE_CONFIG_NAME,
+  TYPE_URL,
+} from "../../envoy/envoy-resources.js";
 import { hostOfRoutesName, isApiListenerName } from "../../translate/grpc.js";
 import type { Names, Subscription } from "./subscription.js";
 import type { XdsSnapshot } from "./resources.js";
 import type { ResponseChunks } from "./response-chunks.js";
+
+/**
+ * What is kept of a client's NACK: its words, except for a Secret, whose
+ * NACK could quote what it refused (a key): that one says only that it was
+ * refused. Kept words reach route status, /debug/xds and the ACK records.
+ */
+export function nackWords(typeUrl: string, message: string | undefined): string {
+  if (typeUrl === TYPE_URL.secret)
+    return "the client refused a Secret (its words are not kept: they may quote key material)";
+  return message ?? "";
+}
 
 export interface Writable {
   write(response: ResponseChunks): void;
@@ -25,6 +41,8 @@ export interface StreamReport {
   readonly id: string;
   readonly peer: string;
   readonly protocol: "sotw" | "delta";
+  /** Verified by a client certificate: it is served Secrets. */
+  readonly mayHoldSecrets: boolean;
   readonly responses: number;
   readonly bytes: number;
   readonly types: Record<
