@@ -3,7 +3,7 @@
 // connection manager and router, the TLS inspector, DownstreamTlsContext and
 // the SDS Secret) and the ADS service's messages, read from the
 // .proto files that @grpc/grpc-js-xds ships (a devDependency) and written as
-// protobufjs JSON. The image then carries 185 KB of JSON, not the 30 MB of
+// protobufjs JSON. The image then carries 197 KB of JSON, not the 30 MB of
 // grpc-js-xds. `npm run gen` rewrites it; test/unit/xds-descriptor.test.ts
 // fails when the committed file differs.
 
