@@ -19,7 +19,7 @@ type Parsed =
       readonly notAfter: Date;
     };
 
-/** The check of one host: absent means it can be served. */
+/** What a Secret comes to for the hosts asked about. */
 export interface CertificateCheck {
   /** The first certificate's notAfter, when it parses (for the expiry metric and event). */
   readonly notAfter?: Date;

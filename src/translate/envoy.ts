@@ -85,8 +85,9 @@ function plainVirtualHosts(
     const route = redirects.get(vh.name);
     return route === undefined ? vh : redirectHost(vh.name, route);
   });
+  const present = new Set(virtualHosts.map((vh) => vh.name));
   for (const [hostname, route] of redirects)
-    if (!virtualHosts.some((vh) => vh.name === hostname)) out.push(redirectHost(hostname, route));
+    if (!present.has(hostname)) out.push(redirectHost(hostname, route));
   return out.sort((a, b) => compareHostnames(a.name, b.name));
 }
 

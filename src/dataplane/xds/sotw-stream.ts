@@ -76,7 +76,7 @@ export class SotwStream implements AdsStream, HeldState {
   onRequest(req: DiscoveryRequest): void {
     this.node ??= req.node;
     const url = req.type_url;
-    // This server serves the four types a snapshot holds; anything else gets no answer.
+    // This server serves the five types a snapshot holds; anything else gets no answer.
     if (!KNOWN_TYPES.has(url)) return;
     let st = this.types.get(url);
     if (st === undefined) {
