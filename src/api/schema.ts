@@ -404,21 +404,21 @@ export function objectSchema(version: "v1" | "v2"): Schema {
     description: EDGE_ROUTE_DESCRIPTION,
     required: ["spec"],
     properties: {
+      // The apiserver publishes Kubernetes' own words for apiVersion and kind
+      // whatever a CRD says; they are written here as it publishes them.
       apiVersion: {
         type: "string",
         description:
-          "The versioned schema of this representation of an object: net.10xdev.io/v1 or net.10xdev.io/v2. Both are served and convert to each other without loss. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
+          "APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources",
       },
       kind: {
         type: "string",
         description:
-          "The REST resource this object represents: EdgeRoute. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
+          "Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds",
       },
-      metadata: {
-        type: "object",
-        description:
-          "Standard object metadata. The operator adds the finalizer net.10xdev.io/deprogram, which holds a deleted route until the data plane no longer serves it. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata",
-      },
+      // Nothing but its type: the apiserver refuses more on a CRD's metadata and
+      // explains it with ObjectMeta's own descriptions.
+      metadata: { type: "object" },
       spec: specSchemas[version],
       status: statusSchema,
     },

@@ -36,7 +36,9 @@ describe.each(VERSIONS)("the CRD's %s schema", (version) => {
   });
 
   it("describes every property and items node, spec and status", () => {
-    expect(undescribed(schema)).toEqual([]);
+    // metadata can carry nothing but its type (the apiserver refuses more): kubectl
+    // explain shows ObjectMeta's own description there.
+    expect(undescribed(schema)).toEqual(["metadata"]);
     // The walk did reach the leaves the issue named as blank.
     const paths = [...schemaNodes(schema)].map(([p]) => p);
     expect(paths).toEqual(expect.arrayContaining(["status.conditions[].lastTransitionTime"]));
