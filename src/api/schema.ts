@@ -234,7 +234,7 @@ const backend: Schema = {
 export const specV2Schema: Schema = {
   type: "object",
   description:
-    "The desired route, shaped like the Gateway API's HTTPRoute: which hosts it is for, and rules that send requests matching a path (and headers) to weighted Service backends in the route's namespace, optionally over TLS. When two routes claim the same host and match, the older (by creationTimestamp, then namespace/name) keeps it and the newer says Accepted=False/Conflicted.",
+    "The desired route, shaped like the Gateway API's HTTPRoute: which hosts it is for, and rules that send requests matching a path (and headers) to weighted Service backends in the route's namespace, optionally over TLS. When two routes claim the same host and match (path and headers), the older (by creationTimestamp, then namespace/name) keeps it: the newer is Accepted=False/Conflicted when all it claims is taken, or Accepted=True with its message naming the matches it lost.",
   required: ["rules"],
   // What the webhook says too, so that a cluster without it (or a dry run that
   // skips it) refuses the same: TLS needs the hosts it is for.
