@@ -19,7 +19,12 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 /** A kubeconfig with one context per entry of `contexts` (context → server), `current` its current-context. */
-function kubeconfig(file: string, contexts: Record<string, string>, current?: string, namespace?: string): string {
+function kubeconfig(
+  file: string,
+  contexts: Record<string, string>,
+  current?: string,
+  namespace?: string,
+): string {
   const full = path.join(dir, file);
   mkdirSync(path.dirname(full), { recursive: true });
   const names = Object.keys(contexts);

@@ -41,7 +41,9 @@ export function resolveClusterAccess(lookup: KubeconfigLookup = {}): ClusterAcce
   const context = lookup.context ? { context: lookup.context } : {};
   if (present.length > 0) return loadKubeconfigFiles(present, { skipMissing: !mustExist, ...context });
   if (lookup.context)
-    throw new Error(`--context ${lookup.context}: no kubeconfig to find it in (looked in ${files.join(", ")})`);
+    throw new Error(
+      `--context ${lookup.context}: no kubeconfig to find it in (looked in ${files.join(", ")})`,
+    );
   if (env.KUBERNETES_SERVICE_HOST)
     return inClusterAccess({
       env,
@@ -53,6 +55,9 @@ export function resolveClusterAccess(lookup: KubeconfigLookup = {}): ClusterAcce
 }
 
 /** resolveClusterAccess with an explicit file (or none), for callers that take only --kubeconfig. */
-export function loadKubeConfig(file?: string, lookup: Omit<KubeconfigLookup, "kubeconfig"> = {}): ClusterAccess | undefined {
+export function loadKubeConfig(
+  file?: string,
+  lookup: Omit<KubeconfigLookup, "kubeconfig"> = {},
+): ClusterAccess | undefined {
   return resolveClusterAccess({ ...lookup, ...(file ? { kubeconfig: file } : {}) });
 }
