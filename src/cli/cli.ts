@@ -103,4 +103,3 @@ export async function main(argv: string[]): Promise<number> {
     return failure(`edge-operator ${name}`, err);
   }
 }
-

@@ -14,7 +14,7 @@ describe("the text log format", () => {
     log.debug("not at info");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
-      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO  serving address=0.0.0.0:9443 routes=3 note="two words"\n$/,
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z INFO {2}serving address=0.0.0.0:9443 routes=3 note="two words"\n$/,
     );
   });
 
@@ -22,7 +22,7 @@ describe("the text log format", () => {
     const lines: string[] = [];
     const log = createLogger({ format: "text", destination: { write: (l: string) => lines.push(l) } });
     log.warn({ err: new TypeError("watch failed") }, "informer");
-    expect(lines[0]).toMatch(/ WARN  informer err="TypeError: watch failed"\n$/);
+    expect(lines[0]).toMatch(/ WARN {2}informer err="TypeError: watch failed"\n$/);
     expect(lines[0]?.split("\n")).toHaveLength(2);
   });
 
