@@ -112,9 +112,9 @@ out="$cache/$name-$app_hash.tar"
 # committed. Not part of the hash: an image of the same inputs from a later commit is the same image,
 # and says the commit it was first built from.
 commit=unknown
-if git -C "$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
-  commit=$(git -C "$root" rev-parse HEAD)
-  [ -z "$(git -C "$root" status --porcelain -- Dockerfile package.json package-lock.json tsconfig.json src)" ] || commit="$commit-dirty"
+if git -C "$root" -c safe.directory="$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+  commit=$(git -C "$root" -c safe.directory="$root" rev-parse HEAD)
+  [ -z "$(git -C "$root" -c safe.directory="$root" status --porcelain -- Dockerfile package.json package-lock.json tsconfig.json src)" ] || commit="$commit-dirty"
 fi
 if [ ! -s "$out" ]; then
   step "building the $target image's Dockerfile with buildah (FROM the local base image)"
