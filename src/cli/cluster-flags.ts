@@ -12,11 +12,18 @@ export const clusterFlagOptions = {
   context: { type: "string" },
 } as const;
 
-export const CLUSTER_FLAGS_HELP = `  --kubeconfig FILE         the kubeconfig file (default: $KUBECONFIG, a list
-                            merged as kubectl merges it, else ~/.kube/config,
-                            else the in-cluster service account)
-  --context NAME            the kubeconfig context to use (default: its
-                            current-context)`;
+/** The two flags' lines of a --help whose descriptions start at column `column`. */
+export function clusterFlagsHelp(column = 28): string {
+  const pad = " ".repeat(column);
+  const flag = (name: string) => `  ${name}`.padEnd(column);
+  return [
+    `${flag("--kubeconfig FILE")}the kubeconfig file (default: $KUBECONFIG, a list`,
+    `${pad}merged as kubectl merges it, else ~/.kube/config,`,
+    `${pad}else the in-cluster service account)`,
+    `${flag("--context NAME")}the kubeconfig context to use (default: its`,
+    `${pad}current-context)`,
+  ].join("\n");
+}
 
 export interface ClusterFlags {
   readonly kubeconfig?: string | undefined;

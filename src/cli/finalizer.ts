@@ -10,7 +10,7 @@ import { isStale } from "../kube/errors.js";
 import { edgeRoutePath } from "../kube/paths.js";
 import type { Version } from "../api/types.js";
 import { UsageError, type Command } from "./command.js";
-import { CLUSTER_FLAGS_HELP, clusterFlagOptions, requiredClusterAccess } from "./cluster-flags.js";
+import { clusterFlagsHelp, clusterFlagOptions, requiredClusterAccess } from "./cluster-flags.js";
 import { CLUSTER_ENV, helpFooter } from "./help-footer.js";
 
 const help = `Usage: edge-operator finalizer release NAMESPACE/NAME --reason TEXT [options]
@@ -26,7 +26,7 @@ Options:
   --reason TEXT             why (required): kept in the event on the route
   --all                     every EdgeRoute that carries the finalizer, in all
                             namespaces (used by the chart's uninstall hook)
-${CLUSTER_FLAGS_HELP}
+${clusterFlagsHelp()}
   -h, --help                this text
 ${helpFooter(CLUSTER_ENV)}`;
 

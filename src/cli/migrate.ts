@@ -3,7 +3,7 @@ import { CRD_NAME } from "../api/types.js";
 import { migrateStorage, type MigrateOptions } from "../migrate/migrator.js";
 import { kubeClient } from "../kube/client.js";
 import { UsageError, type Command } from "./command.js";
-import { CLUSTER_FLAGS_HELP, clusterFlagOptions, requiredClusterAccess } from "./cluster-flags.js";
+import { clusterFlagsHelp, clusterFlagOptions, requiredClusterAccess } from "./cluster-flags.js";
 import { CLUSTER_ENV, helpFooter } from "./help-footer.js";
 import { parseDuration } from "./duration-flag.js";
 
@@ -16,7 +16,7 @@ version. Safe to run again at any time: an interrupted run is finished by the
 next one. The runbook is docs/migration.md.
 
 Options:
-${CLUSTER_FLAGS_HELP}
+${clusterFlagsHelp(27)}
   --dry-run                say what would be done (counts, versions); write nothing
   --page-size N            objects per list page (default 500)
   --concurrency N          writes in flight (default 8)

@@ -15,23 +15,22 @@ import { assembleServe, type ServeConfig, type ServeDeps } from "../wiring/serve
 import { kubeClient } from "../kube/client.js";
 import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
-import { CLUSTER_FLAGS_HELP, clusterFlagOptions, optionalClusterAccess } from "./cluster-flags.js";
+import { clusterFlagsHelp, clusterFlagOptions, optionalClusterAccess } from "./cluster-flags.js";
 import { listenAddress, readableFile } from "./flag-files.js";
 import { CLUSTER_ENV, helpFooter } from "./help-footer.js";
 
 const help = `Usage: edge-operator serve --tls-cert FILE --tls-key FILE [options]
 
 Serves /convert, /validate, /mutate and /reconcile over HTTPS, with /healthz,
-/readyz and /metrics. The webhooks need no cluster; /reconcile does.
+/readyz and /metrics. The webhooks need no cluster; /reconcile, the caches
+and the conflict warnings need cluster access (--kubeconfig, --context).
 
 Options:
   --listen HOST:PORT        address to listen on (default 0.0.0.0:9443)
   --tls-cert FILE           PEM certificate chain (reloaded when the file changes)
   --tls-key FILE            PEM private key
   --convert-body-limit MIB  largest ConversionReview accepted, in MiB (default 64)
-${CLUSTER_FLAGS_HELP}
-                            (cluster access: for /reconcile, the caches and
-                            conflict warnings; without any, only the webhooks)
+${clusterFlagsHelp()}
   --dataplane KIND          memory | envoy-configmap | xds (default memory)
   --dataplane-namespace NS  envoy-configmap: the ConfigMap's namespace (default
                             $POD_NAMESPACE, else default)

@@ -8,7 +8,7 @@ import { listAll } from "../kube/pager.js";
 import { edgeRoutesPath } from "../kube/paths.js";
 import { readVersions } from "../reconcile/stored-version-reads.js";
 import { UsageError, type Command } from "./command.js";
-import { CLUSTER_FLAGS_HELP, clusterFlagOptions, requiredClusterAccess } from "./cluster-flags.js";
+import { clusterFlagsHelp, clusterFlagOptions, requiredClusterAccess } from "./cluster-flags.js";
 import { CLUSTER_ENV, helpFooter } from "./help-footer.js";
 import {
   dataPlaneReport,
@@ -41,7 +41,7 @@ Options:
   -o, --output FMT          table (default) | json | yaml
   --operator-namespace NS   where the ACK records are (the release's namespace;
                             default: every namespace your access may list)
-${CLUSTER_FLAGS_HELP}
+${clusterFlagsHelp()}
   -h, --help                this text
 ${helpFooter(CLUSTER_ENV)}`;
 

@@ -12,7 +12,7 @@ import { reconcileClient, tokenSource, type ReconcileClient } from "../watcher/r
 import { ReloadingFile } from "../watcher/reloading-file.js";
 import { assembleWatch, type WatchConfig } from "../wiring/watch-parts.js";
 import { UsageError, type Command } from "./command.js";
-import { CLUSTER_FLAGS_HELP, clusterFlagOptions, requiredClusterAccess } from "./cluster-flags.js";
+import { clusterFlagsHelp, clusterFlagOptions, requiredClusterAccess } from "./cluster-flags.js";
 import { CLUSTER_ENV, helpFooter } from "./help-footer.js";
 import { fileReason } from "../kube/file-reason.js";
 import { parseDuration } from "./duration-flag.js";
@@ -26,7 +26,7 @@ the leader stops renewing.
 
 Options:
   --reconcile-url URL         where POST /reconcile is served (required)
-${CLUSTER_FLAGS_HELP}
+${clusterFlagsHelp(30)}
   --token-file FILE           bearer token for /reconcile (default: the service
                               account token if mounted, else the kubeconfig user's)
   --reconcile-ca FILE         PEM CA bundle to verify /reconcile's certificate
