@@ -95,7 +95,7 @@ export function writeCerts(opts: CertsOptions, now = new Date()): CertsResult {
     ca = found;
     caReused = true;
   } else if (found && "unusable" in found && !opts.force) {
-    throw new Error(`${found.unusable}; pass --force to replace the CA`);
+    throw new UsageError(`${found.unusable}; pass --force to replace the CA`);
   } else {
     ca = newCa(now);
   }

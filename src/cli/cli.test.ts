@@ -2,10 +2,12 @@
 // whatever the log settings, one exit-code scheme (0 ok, 1 failed, 2 usage),
 // one-line reasons for bad flags and missing files, never a stack.
 
-import { readdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { createCa, issueCertificate } from "../certs/pki.js";
 import { main } from "./cli.js";
 
 const COMMANDS = ["serve", "watch", "status", "certs", "finalizer", "migrate", "version"];
@@ -139,6 +141,34 @@ describe("exit status", () => {
     expect(r.code).toBe(2);
     expect(r.err).toBe(`edge-operator ${args[0]}: ${reason}\n`);
     expect(r.err).not.toContain("ENOENT");
+  });
+
+  it("a certificate or key that cannot be used is named before anything starts", async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), "cli-test-"));
+    try {
+      const ca = createCa();
+      const pair = issueCertificate(ca, { commonName: "x", dnsNames: ["x"], usage: "server" });
+      const file = (name: string, text: string) => (
+        writeFileSync(path.join(dir, name), text),
+        path.join(dir, name)
+      );
+      const cert = file("tls.crt", pair.cert);
+      const other = file("other.key", ca.key);
+      const junk = file("junk.pem", "not PEM\n");
+      const serve = (c: string, k: string) =>
+        run("serve", "--listen", "127.0.0.1:0", "--tls-cert", c, "--tls-key", k);
+      expect(await serve(junk, other)).toMatchObject({
+        code: 2,
+        err: `edge-operator serve: --tls-cert ${junk}: not a PEM certificate\n`,
+      });
+      err = "";
+      expect(await serve(cert, other)).toMatchObject({
+        code: 2,
+        err: `edge-operator serve: --tls-key ${other}: not the private key of --tls-cert ${cert}\n`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("no cluster to talk to is a usage error that says where to give one", async () => {

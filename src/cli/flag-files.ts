@@ -2,7 +2,8 @@
 // a missing file is a one-line usage error that names the flag, the path and
 // why, never an errno code thrown from deep inside a part.
 
-import { accessSync, constants, statSync } from "node:fs";
+import { createPrivateKey, X509Certificate, type KeyObject } from "node:crypto";
+import { accessSync, constants, readFileSync, statSync } from "node:fs";
 import { fileReason } from "../kube/file-reason.js";
 import { parseListen } from "../server/https.js";
 import { UsageError } from "./command.js";
@@ -24,4 +25,24 @@ export function listenAddress(flag: string, value: string): { host: string; port
   } catch {
     throw new UsageError(`${flag} must be HOST:PORT, got ${JSON.stringify(value)}`);
   }
+}
+
+/** Throws a usage error unless the two files hold a PEM certificate and its private key. */
+export function tlsPairFiles(certFlag: string, certFile: string, keyFlag: string, keyFile: string): void {
+  readableFile(certFlag, certFile);
+  readableFile(keyFlag, keyFile);
+  let cert: X509Certificate;
+  try {
+    cert = new X509Certificate(readFileSync(certFile));
+  } catch {
+    throw new UsageError(`${certFlag} ${certFile}: not a PEM certificate`);
+  }
+  let key: KeyObject;
+  try {
+    key = createPrivateKey(readFileSync(keyFile));
+  } catch {
+    throw new UsageError(`${keyFlag} ${keyFile}: not a PEM private key`);
+  }
+  if (!cert.checkPrivateKey(key))
+    throw new UsageError(`${keyFlag} ${keyFile}: not the private key of ${certFlag} ${certFile}`);
 }

@@ -16,7 +16,7 @@ import { kubeClient } from "../kube/client.js";
 import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
 import { clusterFlagsHelp, clusterFlagOptions, optionalClusterAccess } from "./cluster-flags.js";
-import { listenAddress, readableFile } from "./flag-files.js";
+import { listenAddress, readableFile, tlsPairFiles } from "./flag-files.js";
 import { CLUSTER_ENV, helpFooter } from "./help-footer.js";
 
 const help = `Usage: edge-operator serve --tls-cert FILE --tls-key FILE [options]
@@ -262,10 +262,7 @@ function positiveInteger(flag: string, value: string): number {
 
 /** The files the flags name, readable before anything starts (the parser takes any path; tests parse made-up ones). */
 function checkFiles(opts: ServeOptions): void {
-  if (!opts.certs) {
-    readableFile("--tls-cert", opts.tlsCert);
-    readableFile("--tls-key", opts.tlsKey);
-  }
+  if (!opts.certs) tlsPairFiles("--tls-cert", opts.tlsCert, "--tls-key", opts.tlsKey);
   if (opts.clientCaFile) readableFile("--client-ca", opts.clientCaFile);
   if (opts.xdsClientCaFile) readableFile("--xds-client-ca", opts.xdsClientCaFile);
 }
