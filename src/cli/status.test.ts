@@ -5,7 +5,8 @@ import { describe, expect, it } from "vitest";
 import { parse as fromYaml } from "yaml";
 import type { Condition } from "../api/types.js";
 import type { StoredRecord } from "../dataplane/xds/ack-records.js";
-import { parseStatusArgs } from "./status.js";
+import { KubeError, type KubeClient } from "../kube/client.js";
+import { parseStatusArgs, statusReport } from "./status.js";
 import { dataPlaneReport, routeRows, type ListedRoute } from "./status-report.js";
 import { age, render } from "./status-table.js";
 
@@ -190,5 +191,17 @@ describe("parseStatusArgs", () => {
       '--output: must be one of table, json, yaml, got "wide"',
     );
     expect(() => parseStatusArgs(["-n", "Shop"])).toThrow('--namespace: not a namespace name: "Shop"');
+  });
+});
+
+describe("statusReport", () => {
+  it("says the CRD is not installed, rather than a 404 on a path", async () => {
+    const kube: KubeClient = {
+      json: (_method, path) => Promise.reject(new KubeError(404, "NotFound", `GET ${path}: 404 not found`)),
+      stream: () => Promise.reject(new Error("no watch here")),
+    };
+    await expect(statusReport(kube, { allNamespaces: true, output: "table" }, "default")).rejects.toThrow(
+      "the CRD edgeroutes.net.10xdev.io is not installed in this cluster",
+    );
   });
 });

@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import type { Watched } from "../api/object-key.js";
+import { CRD_NAME, type Version } from "../api/types.js";
 import { ACK_COMPONENT, type StoredRecord } from "../dataplane/xds/ack-records.js";
 import { recordFromLease } from "../dataplane/xds/ack-records-lease.js";
 import { kubeClient, type KubeClient } from "../kube/client.js";
@@ -100,7 +101,14 @@ export function parseStatusArgs(argv: string[]): StatusArgs | "help" {
  */
 async function listRoutes(kube: KubeClient, namespace: string | undefined): Promise<ListedRoute[]> {
   const failures: string[] = [];
-  for (const version of await readVersions(kube)) {
+  let versions: Version[];
+  try {
+    versions = await readVersions(kube);
+  } catch (err) {
+    if (kubeStatus(err) === 404) throw new Error(`the CRD ${CRD_NAME} is not installed in this cluster`);
+    throw err;
+  }
+  for (const version of versions) {
     try {
       return (await listAll<ListedRoute>(kube, edgeRoutesPath(version, namespace))).items;
     } catch (err) {
