@@ -35,7 +35,7 @@ ${clusterFlagsHelp(30)}
   --lease-name NAME           name of the Lease (default edge-operator-watcher)
   --lease-duration DURATION   how long a silent leader keeps the lease (default 15s)
   --no-leader-elect           always lead (a single replica)
-  --identity ID               this replica's name in the Lease (default HOSTNAME_random)
+  --identity ID               this replica's name in the Lease (default: the host name_random)
   --concurrency N             route keys reconciled at once (default 4)
   --qps Q, --burst B          overall limit on retries (default 50, 300)
   --route-key-qps Q, --route-key-burst B  route keys queued per second and at
@@ -60,7 +60,6 @@ Durations: 300ms, 15s, 5m, 1h, 1m30s.
 ${helpFooter([
   ...CLUSTER_ENV,
   { name: "POD_IP", what: "the pod's IP (downward API): where --metrics-listen :PORT listens" },
-  { name: "HOSTNAME", what: "the start of --identity's default" },
 ])}`;
 
 /** watch's flags: what the parts are made from (WatchConfig), and how the cluster and /reconcile are reached. */
