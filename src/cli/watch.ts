@@ -35,7 +35,8 @@ ${clusterFlagsHelp(30)}
   --lease-name NAME           name of the Lease (default edge-operator-watcher)
   --lease-duration DURATION   how long a silent leader keeps the lease (default 15s)
   --no-leader-elect           always lead (a single replica)
-  --identity ID               this replica's name in the Lease (default: the host name_random)
+  --identity ID               this replica's name in the Lease (default: the host
+                              name, _ and 8 random hex digits)
   --concurrency N             route keys reconciled at once (default 4)
   --qps Q, --burst B          overall limit on retries (default 50, 300)
   --route-key-qps Q, --route-key-burst B  route keys queued per second and at
