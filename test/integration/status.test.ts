@@ -6,10 +6,11 @@
 // the apiserver holds: the routes' conditions as written, each client as its
 // replica recorded it.
 
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as fromYaml, stringify as toYaml } from "yaml";
 import { recordFromLease } from "../../src/dataplane/xds/ack-records-lease.js";
 import type { StoredRecord } from "../../src/dataplane/xds/ack-records.js";
 import type { Watched } from "../../src/api/object-key.js";
@@ -253,6 +254,36 @@ describe("edge-operator status", () => {
     expect(shop.routes.map((r) => r.name)).toEqual(["cart", "secure", "web"]);
     // restrictedKubeconfig's context says no namespace: default, which has none
     expect((await statusJson([], { KUBECONFIG: reader })).routes).toEqual([]);
+  });
+
+  it("finds the user's kubeconfig as kubectl does: ~/.kube/config, and --context in a merged KUBECONFIG", async () => {
+    const text = readFileSync(reader, "utf8");
+    mkdirSync(path.join(home, ".kube"), { recursive: true });
+    writeFileSync(path.join(home, ".kube", "config"), text);
+    try {
+      expect((await statusJson(["-A"])).routes).toHaveLength(4);
+    } finally {
+      rmSync(path.join(home, ".kube"), { recursive: true, force: true });
+    }
+    // A first file whose current-context wins the merge, and names a cluster that is not there.
+    const context = (fromYaml(text) as { contexts: { name: string }[] }).contexts[0]?.name ?? "";
+    const first = path.join(home, "first.kubeconfig");
+    writeFileSync(
+      first,
+      toYaml({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "gone", cluster: { server: "https://127.0.0.1:1" } }],
+        users: [{ name: "gone", user: {} }],
+        contexts: [{ name: "gone", context: { cluster: "gone", user: "gone" } }],
+        "current-context": "gone",
+      }),
+    );
+    const merged = { KUBECONFIG: [first, reader].join(path.delimiter) };
+    expect((await statusJson(["-A", "--context", context], merged)).routes).toHaveLength(4);
+    const unknown = await status(["-A", "--context", "nope"], merged);
+    expect(unknown).toMatchObject({ code: 2, stdout: "" });
+    expect(unknown.stderr).toBe(`edge-operator status: ${merged.KUBECONFIG}: no context named "nope"\n`);
   });
 
   it("-o yaml is the same report", async () => {
