@@ -336,7 +336,7 @@ describe("the data plane: xds by default, Envoy's bootstrap pointed at the ADS S
     );
     expect(JSON.stringify(server.volumes)).toContain('"secretName":"proxies-ca"');
     // The NetworkPolicy lets the Envoy pods in to both ADS ports.
-    const np = find(docs, "NetworkPolicy") as Doc & {
+    const np = find(docs, "NetworkPolicy", `${FULLNAME}-server`) as Doc & {
       spec: { ingress: { ports: { port: number }[]; from: unknown[] }[] };
     };
     const ads = np.spec.ingress.find((r) => r.ports.some((p) => p.port === 18000));
