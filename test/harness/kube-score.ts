@@ -10,11 +10,19 @@ import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 /** kube-score's grade for a failed check (scorecard.GradeCritical). */
 const GRADE_CRITICAL = 1;
 
+/** Set by global-setup.ts: the binary it built, or why the build failed (so each file reports it without building again). */
+export const KUBE_SCORE_BIN_ENV = "EDGE_KUBE_SCORE_BIN";
+export const KUBE_SCORE_ERROR_ENV = "EDGE_KUBE_SCORE_ERROR";
+
 let built: string | undefined;
 
 /** The kube-score binary; a failed build throws with the script's last lines (never a skip). */
 export function ensureKubeScore(): string {
   if (built !== undefined) return built;
+  const given = process.env[KUBE_SCORE_BIN_ENV];
+  if (given !== undefined && given !== "" && existsSync(given)) return (built = given);
+  const failed = process.env[KUBE_SCORE_ERROR_ENV];
+  if (failed !== undefined && failed !== "") throw new Error(failed);
   const res = spawnSync("bash", [path.join(REPO_ROOT, "scripts/chart-lint-tools.sh")], {
     stdio: ["ignore", "pipe", "pipe"],
     encoding: "utf8",
