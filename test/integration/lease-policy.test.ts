@@ -223,6 +223,34 @@ describe("the server's ServiceAccount and the Leases", () => {
     expect(left.spec?.holderIdentity).toBeUndefined();
     expect(left.metadata.annotations?.["net.10xdev.io/xds-acks"]).toBeUndefined();
   });
+  it("three server pods starting at once each claim a Lease of their own", async () => {
+    const pods = ["server-pod-x", "server-pod-y", "server-pod-z"];
+    const writers = pods.map(
+      (pod) =>
+        new AckRecordWriter({
+          client: server,
+          identity: { namespace: NS, prefix: ACK_PREFIX, pod, durationSeconds: 5, slots: 5 },
+          record: () => ({ replica: pod, clients: [] }),
+          log,
+        }),
+    );
+    for (const w of writers) w.start();
+    try {
+      await waitFor(
+        "a write by each",
+        async () => (writers.every((w) => w.writes >= 1) ? true : undefined),
+        15_000,
+      );
+      const names = writers.map((w) => w.name);
+      expect(new Set(names).size, names.join(", ")).toBe(3);
+      for (const [i, name] of names.entries()) {
+        const held = await cp.kube().json<Lease>("GET", `${LEASES}/${name}`);
+        expect(held.spec?.holderIdentity).toBe(pods[i]);
+      }
+    } finally {
+      await Promise.all(writers.map((w) => w.stop()));
+    }
+  });
 });
 
 describe("the watcher's ServiceAccount and the Leases", () => {
