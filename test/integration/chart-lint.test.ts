@@ -13,6 +13,9 @@ import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { criticalFindings, ensureKubeScore, type Finding } from "../harness/kube-score.js";
 import { EnvoyProtos } from "../envoy/envoy-proto.js";
 import { envoyBootstrap } from "../../src/translate/envoy-files.js";
+import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
+import { encodeResource } from "../../src/dataplane/xds/proto-codec.js";
+import { validateResources } from "../harness/xds-go.js";
 import { run } from "../../tools/testenv/process.js";
 import { REPO_ROOT } from "../../tools/testenv/testbin.js";
 
@@ -225,6 +228,15 @@ describe("what the linters asked for", () => {
         };
       };
       expect(sr.listeners[0]?.address.socket_address).toEqual({ address: "0.0.0.0", port_value: probePort });
+      // And by the rules Envoy enforces on load (protoc-gen-validate, through go-control-plane).
+      const resources = [
+        ...sr.listeners.map((l) => ({ "@type": TYPE_URL.listener, ...l })),
+        ...sr.clusters.map((c) => ({ "@type": TYPE_URL.cluster, ...c })),
+      ].map((r) => {
+        const any = encodeResource(r);
+        return { typeUrl: any.type_url, value: any.value };
+      });
+      expect(await validateResources(resources)).toEqual([]);
       const routes = JSON.stringify(sr.listeners[0]?.filter_chains);
       // Only /ready goes to the admin interface: nothing else of it (config_dump, quitquitquit) is reachable.
       expect(routes).toContain(`{"match":{"path":"/ready"},"route":{"cluster":"${sr.clusters[0]?.name}"`);
