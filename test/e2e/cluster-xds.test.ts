@@ -69,8 +69,8 @@ function jsonObjects(text: string): unknown[] {
   return out;
 }
 
-/** The servers' xDS ACK records (one Lease per server pod): its owner Pod, the version served, the versions its clients ACKed. */
-async function ackRecords(): Promise<{ owner?: string; served?: string; acked: (string | undefined)[] }[]> {
+/** The servers' xDS ACK records (the chart's Leases that a server pod holds): its holder Pod, the version served, the versions its clients ACKed. */
+async function ackRecords(): Promise<{ holder?: string; served?: string; acked: (string | undefined)[] }[]> {
   const out = await must(
     "kubectl get leases",
     kubectl([
@@ -86,21 +86,25 @@ async function ackRecords(): Promise<{ owner?: string; served?: string; acked: (
   );
   const list = JSON.parse(out) as {
     items: {
-      metadata: { annotations?: Record<string, string>; ownerReferences?: { kind: string; name: string }[] };
+      metadata: { annotations?: Record<string, string> };
+      spec?: { holderIdentity?: string };
     }[];
   };
-  return list.items.map((l) => {
-    const record = JSON.parse(l.metadata.annotations?.["net.10xdev.io/xds-acks"] ?? "{}") as {
-      served?: string;
-      clients?: { acked?: string }[];
-    };
-    const owner = l.metadata.ownerReferences?.find((o) => o.kind === "Pod")?.name;
-    return {
-      ...(owner ? { owner } : {}),
-      ...(record.served ? { served: record.served } : {}),
-      acked: (record.clients ?? []).map((c) => c.acked),
-    };
-  });
+  // A Lease no pod holds is an empty slot, not a record.
+  return list.items
+    .filter((l) => l.spec?.holderIdentity)
+    .map((l) => {
+      const record = JSON.parse(l.metadata.annotations?.["net.10xdev.io/xds-acks"] ?? "{}") as {
+        served?: string;
+        clients?: { acked?: string }[];
+      };
+      const holder = l.spec?.holderIdentity;
+      return {
+        ...(holder ? { holder } : {}),
+        ...(record.served ? { served: record.served } : {}),
+        acked: (record.clients ?? []).map((c) => c.acked),
+      };
+    });
 }
 
 const programmed = (r: EdgeRouteV2 | undefined) =>
@@ -297,15 +301,15 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)(
       );
       expect(cond.reason).toBe("Synced");
       // Both server pods serve the same snapshot, each from its own cache, and
-      // record it in a Lease of their own, owned by their Pod (so a deleted
-      // pod's record goes with it); the client is on one of them and ACKed it.
+      // record it in a Lease of their own, one of those the chart made, held
+      // by their Pod; the client is on one of them and ACKed it.
       const servers = (await componentPods(cluster, rel, "server")).map((p) => p.name).sort();
       expect(servers).toHaveLength(2);
       const records = await waitFor(
         "an ACK record per server pod, both serving one version, the client's ACK in one",
         async () => {
           const got = await ackRecords();
-          const owners = got.map((r) => r.owner).sort();
+          const owners = got.map((r) => r.holder).sort();
           const served = new Set(got.map((r) => r.served));
           const acked = got.flatMap((r) => r.acked);
           const same = served.size === 1 && !served.has(undefined);

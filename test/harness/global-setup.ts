@@ -6,6 +6,7 @@ import { execFileSync } from "node:child_process";
 import type { TestProject } from "vitest/node";
 import { ensureTestbin } from "../../tools/testenv/testbin.js";
 import { ensureXdsGo, XDS_GO_ERROR_ENV } from "./xds-go.js";
+import { ensureKubeScore, KUBE_SCORE_BIN_ENV, KUBE_SCORE_ERROR_ENV } from "./kube-score.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -47,6 +48,13 @@ export default function setup(project: TestProject): () => void {
   } catch (err) {
     process.env[XDS_GO_ERROR_ENV] = err instanceof Error ? err.message : String(err);
     process.stderr.write(`\n!!! hack/xds-go is not available: ${process.env[XDS_GO_ERROR_ENV]} !!!\n\n`);
+  }
+  // kube-score too (chart-lint.test.ts); a failure fails that suite, with the reason.
+  try {
+    process.env[KUBE_SCORE_BIN_ENV] = ensureKubeScore();
+  } catch (err) {
+    process.env[KUBE_SCORE_ERROR_ENV] = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`\n!!! kube-score is not available: ${process.env[KUBE_SCORE_ERROR_ENV]} !!!\n\n`);
   }
   return () => {
     // Give supervisors a moment to finish stopping what they ran.

@@ -152,6 +152,17 @@ describe("helm lint and helm template", () => {
       name: "EDGE_OPERATOR_XDS_ACK_LEASE_PREFIX",
       value: `${FULLNAME}-xds`,
     });
+    // The ACK records go in Leases the chart makes, which RBAC then names.
+    expect(byName.EDGE_OPERATOR_XDS_ACK_LEASE_SLOTS).toEqual({
+      name: "EDGE_OPERATOR_XDS_ACK_LEASE_SLOTS",
+      value: "5",
+    });
+    const leases = (docs: Doc[]) =>
+      docs.filter((d) => d.kind === "Lease" && d.metadata?.name?.startsWith(`${FULLNAME}-xds-`)).length;
+    expect(leases(await render([]))).toBe(5);
+    expect(leases(await render(["--set", "server.replicas=3"]))).toBe(7);
+    expect(leases(await render(["--set", "server.ackLeaseSlots=12"]))).toBe(12);
+    expect(leases(await render(["--set", "dataPlane.sink=envoy-configmap"]))).toBe(0);
   });
 
   it("renders the in-cluster parts only in cluster, and cert-manager's only in certManager mode", async () => {
@@ -336,7 +347,7 @@ describe("the data plane: xds by default, Envoy's bootstrap pointed at the ADS S
     );
     expect(JSON.stringify(server.volumes)).toContain('"secretName":"proxies-ca"');
     // The NetworkPolicy lets the Envoy pods in to both ADS ports.
-    const np = find(docs, "NetworkPolicy") as Doc & {
+    const np = find(docs, "NetworkPolicy", `${FULLNAME}-server`) as Doc & {
       spec: { ingress: { ports: { port: number }[]; from: unknown[] }[] };
     };
     const ads = np.spec.ingress.find((r) => r.ports.some((p) => p.port === 18000));
@@ -1026,10 +1037,11 @@ describe("RBAC: enough and no more", () => {
     ["patch", `mutatingwebhookconfigurations/${full}-mutate`],
     ["patch", `validatingwebhookconfigurations/${full}-validate`],
     ["patch", "customresourcedefinitions/edgeroutes.net.10xdev.io"],
-    // The xds sink's ACK records, in the release namespace.
-    ["create", "leases.coordination.k8s.io", "-n", ns],
-    ["update", `leases.coordination.k8s.io/${full}-xds-some-pod`, "-n", ns],
-    ["delete", `leases.coordination.k8s.io/${full}-xds-some-pod`, "-n", ns],
+    // The xds sink's ACK records: the chart's Leases, by name (2 replicas: 5 of them).
+    ["get", `leases.coordination.k8s.io/${full}-xds-0`, "-n", ns],
+    ["update", `leases.coordination.k8s.io/${full}-xds-0`, "-n", ns],
+    ["update", `leases.coordination.k8s.io/${full}-xds-4`, "-n", ns],
+    ["list", "leases.coordination.k8s.io", "-n", ns],
     ["watch", "leases.coordination.k8s.io", "-n", ns],
   ])("the server may %s %s", async (...args) => {
     expect(await canI(server, args)).toBe("yes");
@@ -1055,6 +1067,13 @@ describe("RBAC: enough and no more", () => {
     ["create", "/reconcile"],
     ["create", "leases.coordination.k8s.io", "-n", "apps"],
     ["list", "leases.coordination.k8s.io", "-A"],
+    // Only the chart's ACK-record Leases: never create or delete, nor the watcher's.
+    ["create", "leases.coordination.k8s.io", "-n", ns],
+    ["delete", `leases.coordination.k8s.io/${full}-xds-0`, "-n", ns],
+    ["update", `leases.coordination.k8s.io/${full}-xds-5`, "-n", ns],
+    ["update", `leases.coordination.k8s.io/${full}-xds-some-pod`, "-n", ns],
+    ["update", `leases.coordination.k8s.io/${full}-watcher`, "-n", ns],
+    ["delete", `leases.coordination.k8s.io/${full}-watcher`, "-n", ns],
   ])("the server may not %s %s", async (...args) => {
     expect(await canI(server, args)).toBe("no");
   });

@@ -1,8 +1,10 @@
 // Which Leases the chart's ServiceAccounts may write, on the real apiserver
-// with the chart installed: RBAC cannot limit `create` by name, nor the
-// server's per-pod ACK records at all, so the chart's ValidatingAdmissionPolicy
-// (templates/lease-policy.yaml) holds the server to `<fullname>-xds-*` and the
-// watcher to its leader Lease. Each identity authenticates with a real token
+// with the chart installed: the server's ACK records are Leases the chart
+// makes (`<fullname>-xds-N`), so RBAC names each one it may get and update,
+// with no create or delete; RBAC cannot limit `create` by name, so the chart's
+// ValidatingAdmissionPolicy (templates/lease-policy.yaml) holds the watcher to
+// its leader Lease, and the server to `<fullname>-xds-*` should its Role be
+// widened. Each identity authenticates with a real token
 // of its ServiceAccount, and the writes that must go on are made by the code
 // that makes them in production (AckRecordWriter, LeaderElector).
 
@@ -77,14 +79,14 @@ async function statusOf(p: Promise<unknown>): Promise<{ status: number; message:
 /**
  * Waits for the policy to be enforced (from when the apiserver's informer
  * has the binding, a moment after the install) by creating a throwaway Lease
- * as the server until that is refused. Gives up quietly after a while: on a
- * chart without the policy the checks that follow then fail, each with its
- * own write accepted.
+ * as the watcher (RBAC lets it create) until that is refused. Gives up quietly
+ * after a while: on a chart without the policy the checks that follow then
+ * fail, each with its own write accepted.
  */
 async function untilEnforced(): Promise<void> {
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline) {
-    const r = await statusOf(server.json("POST", LEASES, { body: lease("policy-probe") }));
+    const r = await statusOf(watcher.json("POST", LEASES, { body: lease("policy-probe") }));
     if (r.status === 403) return;
     if (r.status === 200) await cp.kube().json("DELETE", `${LEASES}/policy-probe`);
     await new Promise((res) => setTimeout(res, 250));
@@ -122,47 +124,132 @@ afterAll(async () => {
 });
 
 describe("the server's ServiceAccount and the Leases", () => {
-  it("may not update or delete the watcher's leader Lease, nor create one of another name", async () => {
-    const current = await server.json<Lease>("GET", `${LEASES}/${LEADER_LEASE}`);
+  it("may not update or delete the watcher's leader Lease, nor create any Lease: RBAC names its own", async () => {
+    const current = await cp.kube().json<Lease>("GET", `${LEASES}/${LEADER_LEASE}`);
     current.spec = { ...current.spec, holderIdentity: "the-server" };
+    const rbac = (verb: string) => `cannot ${verb} resource "leases" in API group "coordination.k8s.io"`;
     const update = await statusOf(server.json("PUT", `${LEASES}/${LEADER_LEASE}`, { body: current }));
     expect.soft(update.status, `PUT ${LEADER_LEASE}: ${update.message}`).toBe(403);
-    expect.soft(update.message).toContain(`may write only its ACK-record Leases, ${NS}/${ACK_PREFIX}-POD`);
+    expect.soft(update.message).toContain(rbac("update"));
     const del = await statusOf(server.json("DELETE", `${LEASES}/${LEADER_LEASE}`));
     expect.soft(del.status, `DELETE ${LEADER_LEASE}: ${del.message}`).toBe(403);
-    const create = await statusOf(server.json("POST", LEASES, { body: lease("not-an-ack-record") }));
-    expect.soft(create.status, `POST not-an-ack-record: ${create.message}`).toBe(403);
-    // The prefix is the whole `<fullname>-xds-`, not a name that merely starts like it.
-    const near = await statusOf(server.json("POST", LEASES, { body: lease(`${ACK_PREFIX}x`) }));
-    expect.soft(near.status, `POST ${ACK_PREFIX}x: ${near.message}`).toBe(403);
+    expect.soft(del.message).toContain(rbac("delete"));
+    // Not even one named like an ACK record: the chart makes those.
+    for (const name of ["not-an-ack-record", `${ACK_PREFIX}-server-pod-a`]) {
+      const create = await statusOf(server.json("POST", LEASES, { body: lease(name) }));
+      expect.soft(create.status, `POST ${name}: ${create.message}`).toBe(403);
+      expect.soft(create.message).toContain(rbac("create"));
+    }
+    // Nor delete its own.
+    const own = await statusOf(server.json("DELETE", `${LEASES}/${ACK_PREFIX}-0`));
+    expect.soft(own.status, `DELETE ${ACK_PREFIX}-0: ${own.message}`).toBe(403);
 
     const left = await cp.kube().json<Lease>("GET", `${LEASES}/${LEADER_LEASE}`);
     expect(left.spec?.holderIdentity).not.toBe("the-server");
   });
 
-  it("writes, renews and deletes its own ACK record, <fullname>-xds-<pod>, as the xds sink does", async () => {
-    const name = `${ACK_PREFIX}-server-pod-a`;
+  it("is held to `<fullname>-xds-*` by the policy too, should its Role be widened", async () => {
+    const wide = "widened-leases";
+    await must(
+      "a Role on every Lease",
+      cp.kubectl(["create", "role", wide, "-n", NS, "--verb=create,update,delete", "--resource=leases"]),
+    );
+    await must(
+      "bound to the server",
+      cp.kubectl([
+        "create",
+        "rolebinding",
+        wide,
+        "-n",
+        NS,
+        `--role=${wide}`,
+        `--serviceaccount=${NS}:${FULLNAME}-server`,
+      ]),
+    );
+    try {
+      // RBAC's authorizer reads bindings from a cache: wait until the widened Role counts.
+      let r = { status: 0, message: "" };
+      await waitFor(
+        "the widened Role in force",
+        async () => {
+          r = await statusOf(server.json("POST", LEASES, { body: lease("not-an-ack-record") }));
+          return r.message.includes("cannot create") ? undefined : true;
+        },
+        15_000,
+      );
+      expect(r.status, r.message).toBe(403);
+      expect(r.message).toContain(`may write only its ACK-record Leases, ${NS}/${ACK_PREFIX}-N`);
+      const del = await statusOf(server.json("DELETE", `${LEASES}/${LEADER_LEASE}`));
+      expect(del.status, del.message).toBe(403);
+      // The prefix is the whole `<fullname>-xds-`, not a name that merely starts like it.
+      const near = await statusOf(server.json("POST", LEASES, { body: lease(`${ACK_PREFIX}x`) }));
+      expect(near.status, `POST ${ACK_PREFIX}x: ${near.message}`).toBe(403);
+    } finally {
+      await cp.kubectl(["delete", "rolebinding,role", wide, "-n", NS]);
+    }
+  });
+
+  it("claims, renews and releases one of the chart's ACK-record Leases, as the xds sink does", async () => {
+    const slots = (await cp.kube().json<{ items: Lease[] }>("GET", LEASES)).items
+      .map((l) => l.metadata.name)
+      .filter((n) => /^edge-edge-operator-xds-\d+$/.test(n));
+    // server.replicas=2: twice that, plus one.
+    expect(slots.sort()).toEqual([0, 1, 2, 3, 4].map((i) => `${ACK_PREFIX}-${i}`));
     const writer = new AckRecordWriter({
       client: server,
-      identity: { namespace: NS, prefix: ACK_PREFIX, pod: "server-pod-a", durationSeconds: 1 },
+      identity: { namespace: NS, prefix: ACK_PREFIX, pod: "server-pod-a", durationSeconds: 1, slots: 5 },
       record: () => ({ replica: "server-pod-a", clients: [] }),
       log,
     });
     writer.start();
+    let name = "";
     try {
-      // Created, then renewed (a PUT) every third of the duration.
+      // Claimed, then renewed (a PUT) every third of the duration.
       await waitFor(
         "two writes of the ACK record",
         async () => (writer.writes >= 2 ? true : undefined),
         15_000,
       );
+      name = writer.name;
+      expect(name).toBe(`${ACK_PREFIX}-0`);
       const written = await cp.kube().json<Lease>("GET", `${LEASES}/${name}`);
       expect(written.spec?.holderIdentity).toBe("server-pod-a");
+      expect(written.metadata.annotations?.["net.10xdev.io/xds-acks"]).toBeDefined();
     } finally {
       await writer.stop();
     }
-    const gone = await statusOf(cp.kube().json("GET", `${LEASES}/${name}`));
-    expect(gone.status).toBe(404);
+    // Released, not deleted: the chart's Lease stays for the next pod.
+    const left = await cp.kube().json<Lease>("GET", `${LEASES}/${name}`);
+    expect(left.spec?.holderIdentity).toBeUndefined();
+    expect(left.metadata.annotations?.["net.10xdev.io/xds-acks"]).toBeUndefined();
+  });
+  it("three server pods starting at once each claim a Lease of their own", async () => {
+    const pods = ["server-pod-x", "server-pod-y", "server-pod-z"];
+    const writers = pods.map(
+      (pod) =>
+        new AckRecordWriter({
+          client: server,
+          identity: { namespace: NS, prefix: ACK_PREFIX, pod, durationSeconds: 5, slots: 5 },
+          record: () => ({ replica: pod, clients: [] }),
+          log,
+        }),
+    );
+    for (const w of writers) w.start();
+    try {
+      await waitFor(
+        "a write by each",
+        async () => (writers.every((w) => w.writes >= 1) ? true : undefined),
+        15_000,
+      );
+      const names = writers.map((w) => w.name);
+      expect(new Set(names).size, names.join(", ")).toBe(3);
+      for (const [i, name] of names.entries()) {
+        const held = await cp.kube().json<Lease>("GET", `${LEASES}/${name}`);
+        expect(held.spec?.holderIdentity).toBe(pods[i]);
+      }
+    } finally {
+      await Promise.all(writers.map((w) => w.stop()));
+    }
   });
 });
 

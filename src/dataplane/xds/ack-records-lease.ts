@@ -9,6 +9,11 @@
 //    replica, never per route) and answers the live records.
 // A replica SIGKILLed leaves its record behind until it expires: readers stop
 // counting it after its lease duration (isLive).
+// With slots (the chart), the Leases are made ahead, `<prefix>-0` to
+// `<prefix>-<slots-1>`, so RBAC can name every Lease the server may write
+// (get/update, never create or delete): a replica claims one that no live
+// replica holds, with the read resourceVersion as precondition, and a clean
+// stop releases it (record and holder cleared) instead of deleting it.
 
 import type { Logger } from "../../observability/logger.js";
 import type { KubeClient } from "../../kube/client.js";
@@ -37,6 +42,8 @@ export interface AckLeaseIdentity {
   readonly podUid?: string;
   /** How long a record counts without a renewal (default 15 s). */
   readonly durationSeconds?: number;
+  /** Claim one of the Leases `<prefix>-0`..`<prefix>-<slots-1>`, made ahead, rather than create `<prefix>-<pod>`. */
+  readonly slots?: number;
 }
 
 export const DEFAULT_ACK_LEASE_SECONDS = 15;
@@ -73,6 +80,20 @@ function standings(body: string): string {
 
 export function ackLeaseName(prefix: string, pod: string): string {
   return `${prefix}-${pod}`;
+}
+
+/** The Leases a replica may claim when the chart makes them ahead. */
+export function ackLeaseSlots(prefix: string, slots: number): string[] {
+  return Array.from({ length: slots }, (_, i) => `${prefix}-${i}`);
+}
+
+/** No live replica holds it: never claimed, released, or not renewed within its duration. */
+function slotFree(lease: AckLease, nowMs: number): boolean {
+  const holder = lease.spec?.holderIdentity;
+  if (!holder) return true;
+  const renewed = Date.parse(lease.spec?.renewTime ?? "");
+  const seconds = lease.spec?.leaseDurationSeconds ?? 0;
+  return !Number.isFinite(renewed) || renewed + seconds * 1000 <= nowMs;
 }
 
 function leasesPath(namespace: string): string {
@@ -123,8 +144,11 @@ export class AckRecordWriter {
 
   constructor(private readonly opts: AckRecordWriterOptions) {}
 
+  /** The Lease this replica writes: with slots, the one it holds ("" before it holds one). */
   get name(): string {
-    return ackLeaseName(this.opts.identity.prefix, this.opts.identity.pod);
+    const { identity } = this.opts;
+    if (identity.slots !== undefined) return this.lease?.metadata.name ?? "";
+    return ackLeaseName(identity.prefix, identity.pod);
   }
 
   private get duration(): number {
@@ -180,33 +204,69 @@ export class AckRecordWriter {
   }
 
   private desired(body: string, current: AckLease | undefined): AckLease {
-    const { namespace, pod, podUid } = this.opts.identity;
+    const { namespace, pod, podUid, slots } = this.opts.identity;
     const now = microTime((this.opts.now ?? Date.now)());
+    // A slot outlives its holders (helm made it): never owned by a pod.
+    const owner = podUid && slots === undefined;
+    const { ownerReferences: _, ...meta } = current?.metadata ?? { name: this.name, namespace };
+    const held = current?.spec?.holderIdentity === pod;
     return {
       apiVersion: "coordination.k8s.io/v1",
       kind: "Lease",
       metadata: {
-        ...(current?.metadata ?? {}),
-        name: this.name,
+        ...meta,
+        name: current?.metadata.name ?? this.name,
         namespace,
         labels: { ...(current?.metadata.labels ?? {}), ...ACK_LABELS },
         annotations: { ...(current?.metadata.annotations ?? {}), [ACK_ANNOTATION]: body },
         // No blockOwnerDeletion: that would need update on pods/finalizers.
-        ...(podUid ? { ownerReferences: [{ apiVersion: "v1", kind: "Pod", name: pod, uid: podUid }] } : {}),
+        ...(owner ? { ownerReferences: [{ apiVersion: "v1", kind: "Pod", name: pod, uid: podUid }] } : {}),
       },
       spec: {
         holderIdentity: pod,
         leaseDurationSeconds: this.duration,
-        acquireTime: current?.spec?.acquireTime ?? now,
+        acquireTime: (held ? current?.spec?.acquireTime : undefined) ?? now,
         renewTime: now,
       },
     };
   }
 
+  private leasePath(name: string): string {
+    return `${leasesPath(this.opts.identity.namespace)}/${encodeURIComponent(name)}`;
+  }
+
+  /**
+   * A slot to write: the one this pod holds already (a restart under the same
+   * name), else the first free one. The caller's PUT, with the read
+   * resourceVersion, is the claim: a 409 means another replica won it.
+   */
+  private async claim(slots: number, timeoutMs: number): Promise<AckLease> {
+    const { client, identity } = this.opts;
+    const names = ackLeaseSlots(identity.prefix, slots);
+    const read = await Promise.all(
+      names.map((n) =>
+        client.json<AckLease>("GET", this.leasePath(n), { timeoutMs }).catch((err: unknown) => {
+          if (isNotFound(err)) return undefined;
+          throw err;
+        }),
+      ),
+    );
+    const leases = read.filter((l): l is AckLease => l !== undefined);
+    const now = (this.opts.now ?? Date.now)();
+    const found =
+      leases.find((l) => l.spec?.holderIdentity === identity.pod) ?? leases.find((l) => slotFree(l, now));
+    if (!found)
+      throw new Error(
+        `no free ACK-record Lease: ${names.join(", ")} are each missing or held by a live replica (more server pods than the chart's slots)`,
+      );
+    return found;
+  }
+
   private async writeOnce(): Promise<void> {
     const { client, identity } = this.opts;
-    const path = `${leasesPath(identity.namespace)}/${encodeURIComponent(this.name)}`;
     const timeoutMs = Math.max(1000, (this.duration * 1000) / 3);
+    if (identity.slots !== undefined) return this.writeSlot(identity.slots, timeoutMs);
+    const path = this.leasePath(this.name);
     // Two tries: a 409 means our copy is stale (someone edited it); read it and write again.
     for (let attempt = 0; attempt < 2; attempt++) {
       const body = this.body();
@@ -237,6 +297,25 @@ export class AckRecordWriter {
     }
   }
 
+  /** Writes the held slot, claiming one first; a 409 or 404 drops it, and the next try claims again. */
+  private async writeSlot(slots: number, timeoutMs: number): Promise<void> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const body = this.body();
+      const current = this.lease ?? (await this.claim(slots, timeoutMs));
+      try {
+        this.lease = await this.opts.client.json<AckLease>("PUT", this.leasePath(current.metadata.name), {
+          body: this.desired(body, current),
+          timeoutMs,
+        });
+        this.done(body);
+        return;
+      } catch (err) {
+        this.lease = undefined;
+        if (!isConflict(err) && !isNotFound(err)) throw err;
+      }
+    }
+  }
+
   private done(body: string): void {
     this.written = body;
     this.writes++;
@@ -249,14 +328,33 @@ export class AckRecordWriter {
     clearInterval(this.renew);
     await this.idle();
     const { client, identity } = this.opts;
+    if (identity.slots !== undefined) return this.release();
     try {
-      await client.json("DELETE", `${leasesPath(identity.namespace)}/${encodeURIComponent(this.name)}`, {
+      await client.json("DELETE", this.leasePath(this.name), {
         timeoutMs: 2_000,
         retry: false,
       });
     } catch (err) {
       // Gone already, or the apiserver is: the record expires on its own.
       if (!isNotFound(err)) this.opts.log?.warn({ err, lease: this.name }, "xDS ACK record: delete failed");
+    }
+  }
+
+  /** Clears the held slot's record and holder: readers drop it at once, and another replica may claim it. */
+  private async release(): Promise<void> {
+    const held = this.lease;
+    if (!held) return;
+    const { [ACK_ANNOTATION]: _, ...annotations } = held.metadata.annotations ?? {};
+    try {
+      await this.opts.client.json("PUT", this.leasePath(held.metadata.name), {
+        body: { ...held, metadata: { ...held.metadata, annotations }, spec: {} },
+        timeoutMs: 2_000,
+        retry: false,
+      });
+    } catch (err) {
+      // Taken or gone (409, 404), or the apiserver is down: the record expires on its own.
+      if (!isConflict(err) && !isNotFound(err))
+        this.opts.log?.warn({ err, lease: held.metadata.name }, "xDS ACK record: release failed");
     }
   }
 }
@@ -339,6 +437,7 @@ export class AckRecordReader {
 
 export const ACK_LEASE_PREFIX_ENV = "EDGE_OPERATOR_XDS_ACK_LEASE_PREFIX";
 export const ACK_LEASE_SECONDS_ENV = "EDGE_OPERATOR_XDS_ACK_LEASE_SECONDS";
+export const ACK_LEASE_SLOTS_ENV = "EDGE_OPERATOR_XDS_ACK_LEASE_SLOTS";
 
 /**
  * This replica's identity from the environment the chart sets (POD_NAME,
@@ -358,11 +457,21 @@ export function ackIdentityFromEnv(env: NodeJS.ProcessEnv): AckLeaseIdentity | u
         `${ACK_LEASE_SECONDS_ENV}: must be a whole number of seconds from 1 to 3600, got ${JSON.stringify(seconds)}`,
       );
   }
+  const slotsText = env[ACK_LEASE_SLOTS_ENV];
+  let slots: number | undefined;
+  if (slotsText !== undefined && slotsText !== "") {
+    slots = Number(slotsText);
+    if (!Number.isInteger(slots) || slots < 1 || slots > 100)
+      throw new Error(
+        `${ACK_LEASE_SLOTS_ENV}: must be a whole number from 1 to 100, got ${JSON.stringify(slotsText)}`,
+      );
+  }
   return {
     namespace,
     pod,
     prefix: env[ACK_LEASE_PREFIX_ENV] || "edge-operator-xds",
     durationSeconds,
     ...(env.POD_UID ? { podUid: env.POD_UID } : {}),
+    ...(slots !== undefined ? { slots } : {}),
   };
 }

@@ -25,12 +25,7 @@ import {
 import { judgeRevision, type ReadRevision } from "../read-revision.js";
 import { pendingWords, type AckVerdict } from "./ack-tracker.js";
 import { combineRecords, recordClients, type AckRecord, type ClientAck } from "./ack-records.js";
-import {
-  AckRecordReader,
-  AckRecordWriter,
-  ackLeaseName,
-  type AckLeaseIdentity,
-} from "./ack-records-lease.js";
+import { AckRecordReader, AckRecordWriter, type AckLeaseIdentity } from "./ack-records-lease.js";
 import { AdsServer } from "./ads-server.js";
 import type { AdsTls } from "./ads-tls.js";
 import { XdsEncoder } from "./resources.js";
@@ -64,7 +59,6 @@ export class XdsDataPlane implements DataPlane {
   private readonly standingOf = new Map<string, { acked?: string; nack?: ClientAck["nack"] }>();
   private readonly writer: AckRecordWriter | undefined;
   readonly records: AckRecordReader | undefined;
-  private readonly ownLease: string | undefined;
   private readonly standingListeners = new Set<() => void>();
   /** program() calls waiting on their clients' answers: what changes meanwhile, they report. */
   private waiting = 0;
@@ -85,7 +79,6 @@ export class XdsDataPlane implements DataPlane {
     if (acks) {
       const { client, identity } = acks;
       const log = opts.log ?? silentLogger();
-      this.ownLease = ackLeaseName(identity.prefix, identity.pod);
       this.writer = new AckRecordWriter({ client, identity, record: () => this.ownRecord(), log });
       this.records = new AckRecordReader({
         client,
@@ -164,7 +157,7 @@ export class XdsDataPlane implements DataPlane {
     }
     // Until the other replicas' records are read, nobody can say they all hold it.
     if (!this.records.synced()) return { kind: "pending", waiting: ["(ACK records not read yet)"] };
-    return combineRecords([this.ownRecord(), ...this.records.live(this.ownLease)], version);
+    return combineRecords([this.ownRecord(), ...this.records.live(this.writer?.name)], version);
   }
 
   /**
@@ -178,7 +171,7 @@ export class XdsDataPlane implements DataPlane {
     let clients;
     if (!this.records) clients = this.server.statuses();
     else if (!this.records.synced()) return undefined;
-    else clients = recordClients([this.ownRecord(), ...this.records.live(this.ownLease)], version);
+    else clients = recordClients([this.ownRecord(), ...this.records.live(this.writer?.name)], version);
     return new RouteVerdicts(snapshot, clients, this.pendingMessage());
   }
 
