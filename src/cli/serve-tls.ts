@@ -7,6 +7,7 @@ import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK, registrationName } from "../api/w
 import { UsageError } from "./command.js";
 import type { HttpsServerOptions, RunningServer } from "../server/https.js";
 import { kubeClient, type KubeClient } from "../kube/client.js";
+import type { KubeCallObserver } from "../kube/client-metrics.js";
 import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import type { Logger } from "../observability/logger.js";
 import { startManagedCerts, type ManagedCertOptions } from "../certs/managed-serving.js";
@@ -153,6 +154,7 @@ export async function serveTls(
     kubeconfig?: string;
   },
   logger: Logger,
+  calls?: KubeCallObserver,
 ): Promise<ServeTls> {
   if (!opts.certs)
     return { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey }, attach: () => {}, stop: () => {} };
@@ -160,7 +162,7 @@ export async function serveTls(
   if (!access)
     throw new UsageError("--cert-secret needs cluster access: --kubeconfig, $KUBECONFIG or in-cluster");
   const secret = `${opts.certs.secret.namespace}/${opts.certs.secret.name}`;
-  const kube = kubeClient(access);
+  const kube = kubeClient(access, calls ? { metrics: calls } : {});
   const owner = await serviceOwner(kube, opts.certs, logger);
   const managed = await startManagedCerts(kube, owner ? { ...opts.certs, owner } : opts.certs);
   logger.info({ secret }, "serving certificate loaded from the Secret");

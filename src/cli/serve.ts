@@ -13,6 +13,7 @@ import { parseSecretRef } from "../certs/secret-store.js";
 import { DATA_PLANES, type DataPlaneKind } from "../wiring/data-plane.js";
 import { assembleServe, type ServeConfig, type ServeDeps } from "../wiring/serve-parts.js";
 import { kubeClient } from "../kube/client.js";
+import { kubeClientMetrics, type KubeCallObserver } from "../kube/client-metrics.js";
 import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
 
@@ -239,14 +240,16 @@ function positiveInteger(flag: string, value: string): number {
 }
 
 /** Who may read /metrics with --metrics-auth: `get` on the non-resource URL, checked by the apiserver. */
-function metricsCheck(opts: ServeOptions): AppOptions["metricsAuth"] {
+function metricsCheck(opts: ServeOptions, calls: KubeCallObserver): AppOptions["metricsAuth"] {
   if (!opts.metricsAuth) return undefined;
   const access = loadKubeConfig(opts.kubeconfig);
   if (!access)
     throw new UsageError(
       "--metrics-auth needs cluster access for its TokenReviews: pass --kubeconfig, set KUBECONFIG, or run in a cluster",
     );
-  return callerCheck(tokenReviewAuth(kubeClient(access), { access: { path: METRICS_PATH, verb: "get" } }));
+  return callerCheck(
+    tokenReviewAuth(kubeClient(access, { metrics: calls }), { access: { path: METRICS_PATH, verb: "get" } }),
+  );
 }
 
 /** What a test may inject into serve (test/harness/stalling-serve.ts); the shipped command injects nothing. */
@@ -270,11 +273,12 @@ async function runServe(argv: string[], logger: Logger, inject: ServeInjections)
     return 0;
   }
   const { host, port } = parseListen(opts.listen);
-  const metricsAuth = metricsCheck(opts);
-  let tlsLoaded = false;
   const metrics = createServerMetrics(createRegistry());
+  const calls = kubeClientMetrics(metrics.registry);
+  const metricsAuth = metricsCheck(opts, calls);
+  let tlsLoaded = false;
   // The key pair first: the ADS port (xds) serves the same one, and follows its reloads.
-  const tls = await serveTls(opts, logger);
+  const tls = await serveTls(opts, logger, calls);
   const parts = await assembleServe(opts, {
     log: logger,
     metrics,
