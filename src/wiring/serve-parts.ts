@@ -187,6 +187,7 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
         ...(config.xdsPlaintextListen ? { plaintext: parseListen(config.xdsPlaintextListen) } : {}),
       },
       ...(ackLeases ? { ackLeases } : {}),
+      registry,
     },
     kube,
     log,

@@ -6,6 +6,7 @@ import { hostOfRoutesName, isApiListenerName } from "../../translate/grpc.js";
 import type { Names, Subscription } from "./subscription.js";
 import type { XdsSnapshot } from "./resources.js";
 import type { ResponseChunks } from "./response-chunks.js";
+import type { XdsObserver } from "./xds-metrics.js";
 
 export interface Writable {
   write(response: ResponseChunks): void;
@@ -18,6 +19,8 @@ export interface StreamHost {
   changed(): void;
   /** The most names of a type `stream` may subscribe to, with what the other streams from its address hold. */
   nameLimit(typeUrl: string, stream: AdsStream): number;
+  /** Where the streams count what they send and hear (xds-metrics.ts). */
+  readonly observer: XdsObserver;
 }
 
 export interface StreamReport {
