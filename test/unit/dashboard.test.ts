@@ -22,7 +22,7 @@ async function exported(registry: Registry): Promise<Set<string>> {
   const names = new Set<string>();
   for (const m of await registry.getMetricsAsJSON()) {
     names.add(m.name);
-    if (m.type === "histogram") for (const s of ["_bucket", "_sum", "_count"]) names.add(m.name + s);
+    if (String(m.type) === "histogram") for (const s of ["_bucket", "_sum", "_count"]) names.add(m.name + s);
   }
   return names;
 }
@@ -117,7 +117,7 @@ describe("the process metrics", () => {
     expect(names).toContain("nodejs_heap_size_used_bytes");
     expect(names).toContain("nodejs_active_handles");
     expect([...names].filter((n) => n.startsWith("edge_operator_process_"))).toEqual([]);
-    const gauges = (await createRegistry().getMetricsAsJSON()).filter((m) => m.type === "gauge");
+    const gauges = (await createRegistry().getMetricsAsJSON()).filter((m) => String(m.type) === "gauge");
     expect(gauges.filter((g) => g.name.endsWith("_total")).map((g) => g.name)).toEqual([]);
   });
 });

@@ -7,7 +7,7 @@
 // hold now are reported, so it stays a handful of series.
 
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
-import type { StreamReport } from "./stream.js";
+import { PUSH_ORDER } from "./resources.js";
 
 /** What a stream tells as it sends and hears. */
 export interface XdsObserver {
@@ -28,7 +28,7 @@ export function typeLabel(typeUrl: string): string {
 /** What the collectors read at scrape time. */
 export interface XdsView {
   /** The connected streams. */
-  clients(): readonly Pick<StreamReport, "protocol">[];
+  clients(): readonly { readonly protocol: "sotw" | "delta" }[];
   /** Per client (connected or unreachable), the version it holds in full, if any. */
   heldVersions(): readonly (string | undefined)[];
   /** The snapshot version served now. */
@@ -103,6 +103,11 @@ export function createXdsMetrics(registry: Registry, view: XdsView): XdsObserver
       if (v !== undefined) this.set({ version: v }, 1);
     },
   });
+  // The four types a snapshot holds are there from the start, at 0: no NACK reads 0, not "no data".
+  for (const url of PUSH_ORDER) {
+    const type = typeLabel(url);
+    for (const c of [acks, nacks, responses, bytes]) c.inc({ type }, 0);
+  }
   return {
     sent(typeUrl, n) {
       const type = typeLabel(typeUrl);
