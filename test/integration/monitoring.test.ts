@@ -9,6 +9,7 @@
 // scrape objects and the dashboard ConfigMap only when asked, and the
 // apiserver takes what it renders.
 
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
@@ -200,6 +201,32 @@ describe("the dashboard on a real Prometheus", () => {
     // No label carries an object's name or namespace.
     const labels = await prometheus.query("edge_operator_kube_requests_total");
     expect(JSON.stringify(labels.map((r) => r.metric))).not.toMatch(/after-storm|"default"|edge-system/);
+  });
+});
+
+describe("the alerts in docs/operations.md", () => {
+  /** The YAML block under "Alerts worth having", as a reader copies it. */
+  const alertsBlock = (): string => {
+    const doc = readFileSync(path.join(REPO_ROOT, "docs/operations.md"), "utf8");
+    return /## Alerts worth having\n+```yaml\n([\s\S]*?)```/.exec(doc)?.[1] ?? "";
+  };
+
+  it("pass promtool check rules, and each expression is one Prometheus evaluates", async () => {
+    const file = path.join(dir, "alerts.yml");
+    writeFileSync(file, alertsBlock());
+    const r = spawnSync(path.join(promBin, "promtool"), ["check", "rules", file], {
+      encoding: "utf8",
+      timeout: 30_000,
+    });
+    expect(r.stdout + r.stderr).toMatch(/SUCCESS: \d+ rules found/);
+    expect(r.status).toBe(0);
+    const parsed = parseAllDocuments(alertsBlock())[0]?.toJS() as {
+      groups: { rules: { alert: string; expr: string }[] }[];
+    };
+    const rules = parsed.groups.flatMap((g) => g.rules);
+    expect(rules.length).toBeGreaterThan(5);
+    // Healthy, none should fire; but each one's query runs on what the operator exports.
+    for (const { alert, expr } of rules) await expect(prometheus.query(expr), alert).resolves.toBeDefined();
   });
 });
 
