@@ -337,7 +337,7 @@ function httpGet(url: string): Promise<string> {
   });
 }
 
-const HEAP = "edge_operator_process_nodejs_heap_size_used_bytes";
+const HEAP = "nodejs_heap_size_used_bytes";
 
 interface Memory {
   server: number;

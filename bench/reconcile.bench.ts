@@ -250,9 +250,9 @@ async function serverHeap(stack: OperatorStack): Promise<{ used: number; total: 
     return line ? Number(line.split(" ").pop()) / 1024 / 1024 : NaN;
   };
   return {
-    used: get("edge_operator_process_nodejs_heap_size_used_bytes"),
-    total: get("edge_operator_process_nodejs_heap_size_total_bytes"),
-    external: get("edge_operator_process_nodejs_external_memory_bytes"),
+    used: get("nodejs_heap_size_used_bytes"),
+    total: get("nodejs_heap_size_total_bytes"),
+    external: get("nodejs_external_memory_bytes"),
   };
 }
 
@@ -344,7 +344,7 @@ async function memoryRun(): Promise<{
     const sample = async () => ({
       server: rssMiB(childPid(stack.serve.process.child.pid)),
       watcher: rssMiB(childPid(w.child.pid)),
-      heap: (await metric(stack, "edge_operator_process_nodejs_heap_size_used_bytes")) / 1024 / 1024,
+      heap: (await metric(stack, "nodejs_heap_size_used_bytes")) / 1024 / 1024,
     });
     await sleep(3000);
     const busy = await sample();

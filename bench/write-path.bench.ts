@@ -468,7 +468,7 @@ async function run(teardown: Teardown): Promise<void> {
   const serverMetrics = async (): Promise<Sample> =>
     parseMetrics(
       await httpsText(`${serve.url}/metrics`, { ca: serve.caPem }),
-      /^edge_operator_(http_(request_duration_seconds_(sum|count)|connections_total)|process_nodejs_eventloop_lag_(p50|p99|max)_seconds)$/,
+      /^(edge_operator_http_(request_duration_seconds_(sum|count)|connections_total)|nodejs_eventloop_lag_(p50|p99|max)_seconds)$/,
       ["route"],
     );
 
@@ -564,7 +564,7 @@ async function run(teardown: Teardown): Promise<void> {
       for (const l of [...lines, ...describeHistograms(diff(after[1], before[1]), CREATES)]) console.log(l);
       // Gauges over the segment: prom-client resets its event-loop delay histogram at each scrape.
       const lag = (q: string): string =>
-        fmt(1000 * (after[1].get(`edge_operator_process_nodejs_eventloop_lag_${q}_seconds{}`) ?? NaN), 1);
+        fmt(1000 * (after[1].get(`nodejs_eventloop_lag_${q}_seconds{}`) ?? NaN), 1);
       console.log(
         `    serve's event-loop delay: p50 ${lag("p50")} ms, p99 ${lag("p99")} ms, max ${lag("max")} ms`,
       );

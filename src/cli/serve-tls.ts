@@ -8,6 +8,7 @@ import { UsageError } from "./command.js";
 import type { HttpsServerOptions, RunningServer } from "../server/https.js";
 import { kubeClient, type KubeClient } from "../kube/client.js";
 import { optionalClusterAccess } from "./cluster-flags.js";
+import type { KubeCallObserver } from "../kube/client-metrics.js";
 import type { Logger } from "../observability/logger.js";
 import { startManagedCerts, type ManagedCertOptions } from "../certs/managed-serving.js";
 import { RENEW_BEFORE_DAYS } from "../certs/renewal.js";
@@ -154,6 +155,7 @@ export async function serveTls(
     context?: string;
   },
   logger: Logger,
+  calls?: KubeCallObserver,
 ): Promise<ServeTls> {
   if (!opts.certs)
     return { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey }, attach: () => {}, stop: () => {} };
@@ -163,7 +165,7 @@ export async function serveTls(
       "--cert-secret needs cluster access: --kubeconfig, $KUBECONFIG, ~/.kube/config or in-cluster",
     );
   const secret = `${opts.certs.secret.namespace}/${opts.certs.secret.name}`;
-  const kube = kubeClient(access);
+  const kube = kubeClient(access, calls ? { metrics: calls } : {});
   const owner = await serviceOwner(kube, opts.certs, logger);
   const managed = await startManagedCerts(kube, owner ? { ...opts.certs, owner } : opts.certs);
   logger.info({ secret }, "serving certificate loaded from the Secret");

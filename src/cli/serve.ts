@@ -6,13 +6,18 @@ import { MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER, startHttpsServer } from "../
 import type { Logger } from "../observability/logger.js";
 import { createRegistry, createServerMetrics } from "../observability/metrics.js";
 import { MiB } from "../server/json-handler.js";
-import { ACK_LEASE_PREFIX_ENV, ACK_LEASE_SECONDS_ENV } from "../dataplane/xds/ack-records-lease.js";
+import {
+  ACK_LEASE_PREFIX_ENV,
+  ACK_LEASE_SECONDS_ENV,
+  ACK_LEASE_SLOTS_ENV,
+} from "../dataplane/xds/ack-records-lease.js";
 import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
 import { parseSecretRef } from "../certs/secret-store.js";
 import { DATA_PLANES, type DataPlaneKind } from "../wiring/data-plane.js";
 import { assembleServe, type ServeConfig, type ServeDeps } from "../wiring/serve-parts.js";
 import { kubeClient } from "../kube/client.js";
+import { kubeClientMetrics, type KubeCallObserver } from "../kube/client-metrics.js";
 import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
 import { clusterFlagsHelp, clusterFlagOptions, optionalClusterAccess } from "./cluster-flags.js";
@@ -106,6 +111,10 @@ ${certFlagsHelp}${helpFooter([
   {
     name: ACK_LEASE_SECONDS_ENV,
     what: "how long an ACK record counts without a renewal, 1..3600 (default 15)",
+  },
+  {
+    name: ACK_LEASE_SLOTS_ENV,
+    what: "the chart's pre-made ACK record Leases (PREFIX-0 .. PREFIX-(N-1)): each replica claims a free one instead of making its own (unset: one Lease per pod, named after it)",
   },
 ])}`;
 
@@ -268,14 +277,16 @@ function checkFiles(opts: ServeOptions): void {
 }
 
 /** Who may read /metrics with --metrics-auth: `get` on the non-resource URL, checked by the apiserver. */
-function metricsCheck(opts: ServeOptions): AppOptions["metricsAuth"] {
+function metricsCheck(opts: ServeOptions, calls: KubeCallObserver): AppOptions["metricsAuth"] {
   if (!opts.metricsAuth) return undefined;
   const access = optionalClusterAccess(opts);
   if (!access)
     throw new UsageError(
       "--metrics-auth needs cluster access for its TokenReviews: pass --kubeconfig, set KUBECONFIG, write ~/.kube/config, or run in a cluster",
     );
-  return callerCheck(tokenReviewAuth(kubeClient(access), { access: { path: METRICS_PATH, verb: "get" } }));
+  return callerCheck(
+    tokenReviewAuth(kubeClient(access, { metrics: calls }), { access: { path: METRICS_PATH, verb: "get" } }),
+  );
 }
 
 /** What a test may inject into serve (test/harness/stalling-serve.ts); the shipped command injects nothing. */
@@ -301,11 +312,12 @@ async function runServe(argv: string[], logger: Logger, inject: ServeInjections)
   const { host, port } = listenAddress("--listen", opts.listen);
   checkFiles(opts);
   const access = optionalClusterAccess(opts);
-  const metricsAuth = metricsCheck(opts);
-  let tlsLoaded = false;
   const metrics = createServerMetrics(createRegistry());
+  const calls = kubeClientMetrics(metrics.registry);
+  const metricsAuth = metricsCheck(opts, calls);
+  let tlsLoaded = false;
   // The key pair first: the ADS port (xds) serves the same one, and follows its reloads.
-  const tls = await serveTls(opts, logger);
+  const tls = await serveTls(opts, logger, calls);
   const parts = await assembleServe(opts, {
     log: logger,
     metrics,

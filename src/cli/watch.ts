@@ -6,6 +6,7 @@ import { parseArgs } from "node:util";
 import { parseListen } from "../server/https.js";
 import { createRegistry } from "../observability/metrics.js";
 import { kubeClient } from "../kube/client.js";
+import { kubeClientMetrics } from "../kube/client-metrics.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { Logger } from "../observability/logger.js";
 import { reconcileClient, tokenSource, type ReconcileClient } from "../watcher/reconcile-client.js";
@@ -256,10 +257,11 @@ export const watchCommand: Command = {
       return 0;
     }
     const access = requiredClusterAccess(opts);
+    const registry = createRegistry();
     const parts = await assembleWatch(opts, {
       log: logger,
-      registry: createRegistry(),
-      kube: kubeClient(access),
+      registry,
+      kube: kubeClient(access, { metrics: kubeClientMetrics(registry) }),
       reconcile: reconcileCaller(opts, access, logger),
     });
     await untilSignal(logger);

@@ -12,6 +12,13 @@
 import http from "node:http";
 import https from "node:https";
 import type { IncomingMessage } from "node:http";
+import {
+  NO_ANSWER,
+  NO_CALL_OBSERVER,
+  callLabels,
+  type CallLabels,
+  type KubeCallObserver,
+} from "./client-metrics.js";
 import type { ClusterAccess } from "./kubeconfig.js";
 import { KubeError } from "./kube-error.js";
 import { tunnelAgent } from "./proxy-tunnel.js";
@@ -63,6 +70,8 @@ export interface ClientOptions {
   /** Default: `edge-operator/VERSION (JOB)`. */
   userAgent?: string;
   backoff?: BackoffPolicy;
+  /** Counts every attempt and retry (client-metrics.ts kubeClientMetrics); default: nothing. */
+  metrics?: KubeCallObserver;
   /** Called before each retry, for logs and tests. */
   onRetry?(info: { method: string; path: string; attempt: number; delayMs: number; error: Error }): void;
 }
@@ -111,6 +120,7 @@ export function kubeClient(access: ClusterAccess, clientOpts: ClientOptions = {}
   const base = new URL(access.server);
   const secure = base.protocol === "https:";
   const backoff = clientOpts.backoff ?? DEFAULT_BACKOFF;
+  const observer = clientOpts.metrics ?? NO_CALL_OBSERVER;
   let agent: http.Agent | undefined;
 
   const prepare = async (
@@ -191,10 +201,11 @@ export function kubeClient(access: ClusterAccess, clientOpts: ClientOptions = {}
   const withRetries = async <T>(
     method: string,
     path: string,
+    call: CallLabels,
     idempotent: boolean,
     scope: { signal: AbortSignal; deadline: number },
     caller: AbortSignal | undefined,
-    attempt: () => Promise<T>,
+    attempt: (answered: (status: number) => void) => Promise<T>,
   ): Promise<T> => {
     let last: unknown;
     const pastDeadline = (err: unknown): unknown => {
@@ -207,15 +218,24 @@ export function kubeClient(access: ClusterAccess, clientOpts: ClientOptions = {}
         : new DeadlineExceeded(`${reason.message} (last: ${(cause as Error).message})`, cause);
     };
     for (let n = 1; ; n++) {
+      const started = process.hrtime.bigint();
+      const seconds = (): number => Number(process.hrtime.bigint() - started) / 1e9;
+      let status = 0;
       try {
-        return await attempt();
+        const value = await attempt((s) => (status = s));
+        observer.attempt(call, String(status), seconds());
+        return value;
       } catch (err) {
+        const code = err instanceof KubeError ? String(err.status) : NO_ANSWER;
+        // A caller that gave up ended the attempt, not the apiserver: not counted.
+        if (!caller?.aborted) observer.attempt(call, code, seconds());
         if (caller?.aborted) throw err;
         if (scope.signal.aborted) throw pastDeadline(err);
         last = err;
         if (n >= MAX_ATTEMPTS || !mayRetry(err, idempotent)) throw err;
         const delayMs = retryDelayMs(n, err instanceof KubeError ? err.retryAfterMs : undefined, backoff);
         if (Date.now() + delayMs >= scope.deadline) throw err;
+        observer.retry(call, code, delayMs, code === "429");
         clientOpts.onRetry?.({ method, path, attempt: n, delayMs, error: err as Error });
         await sleep(delayMs, scope.signal);
         if (caller?.aborted) throw err;
@@ -231,11 +251,13 @@ export function kubeClient(access: ClusterAccess, clientOpts: ClientOptions = {}
       const idempotent = opts.retry ?? isIdempotent(method, opts.body, opts.contentType);
       const scope = callScope(what, timeoutMs, opts.signal);
       try {
-        return await withRetries(method, path, idempotent, scope, opts.signal, async () => {
+        const call = callLabels(method, path);
+        return await withRetries(method, path, call, idempotent, scope, opts.signal, async (answered) => {
           const { url, o } = await prepare(method, path, opts);
           const res = await send(url, o, opts.body, scope.signal);
           const text = await readAll(res, scope.signal);
           const status = res.statusCode ?? 0;
+          answered(status);
           if (status < 200 || status >= 300) throw failure(status, text, what, res);
           return JSON.parse(text) as T;
         });
@@ -251,13 +273,23 @@ export function kubeClient(access: ClusterAccess, clientOpts: ClientOptions = {}
       // server failed to end, and the caller's signal ends it at any time.
       const scope = callScope(what, timeoutMs, opts.signal);
       try {
-        const res = await withRetries("GET", path, opts.retry ?? true, scope, opts.signal, async () => {
-          const { url, o } = await prepare("GET", path, opts);
-          const r = await send(url, o, undefined, scope.signal);
-          const status = r.statusCode ?? 0;
-          if (status !== 200) throw failure(status, await readAll(r, scope.signal), what, r);
-          return r;
-        });
+        const call = callLabels("GET", path, opts.query?.watch === true || opts.query?.watch === "true");
+        const res = await withRetries(
+          "GET",
+          path,
+          call,
+          opts.retry ?? true,
+          scope,
+          opts.signal,
+          async (answered) => {
+            const { url, o } = await prepare("GET", path, opts);
+            const r = await send(url, o, undefined, scope.signal);
+            const status = r.statusCode ?? 0;
+            answered(status);
+            if (status !== 200) throw failure(status, await readAll(r, scope.signal), what, r);
+            return r;
+          },
+        );
         res.once("close", () => scope.done());
         scope.signal.addEventListener(
           "abort",

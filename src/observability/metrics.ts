@@ -1,17 +1,32 @@
 // Metrics live in a registry the command line makes and hands to each part,
 // which registers its own metrics on it: nothing is registered at import time,
 // so a test or a second server in one process gets a registry of its own.
-// Every metric is prefixed `edge_operator_`.
+// The operator's own metrics are prefixed `edge_operator_`; the process's are
+// the standard `process_*` and `nodejs_*` that every Node service exports, so
+// that the dashboards and alerts written for those work unchanged.
 
 import { Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 
 export { Registry };
 
+/**
+ * prom-client's gauges whose names end in `_total`, which Prometheus reserves
+ * for counters (promtool refuses them). Each is the sum over its unsuffixed
+ * twin's `type` label (`sum(nodejs_active_handles)`), so nothing is lost.
+ */
+export const DROPPED_DEFAULT_METRICS = [
+  "nodejs_active_handles_total",
+  "nodejs_active_requests_total",
+  "nodejs_active_resources_total",
+] as const;
+
 /** A registry with the process's own metrics (CPU, memory, event loop) on it. */
 export function createRegistry(opts: { processMetrics?: boolean } = {}): Registry {
   const registry = new Registry();
-  if (opts.processMetrics ?? true)
-    collectDefaultMetrics({ register: registry, prefix: "edge_operator_process_" });
+  if (opts.processMetrics ?? true) {
+    collectDefaultMetrics({ register: registry });
+    for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
+  }
   return registry;
 }
 

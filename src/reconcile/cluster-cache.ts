@@ -53,13 +53,13 @@ export interface ClusterCacheOptions {
   pageSize?: number;
 }
 
-interface CacheMetrics {
+export interface CacheMetrics {
   objects: Gauge<"kind">;
   events: Counter<"kind">;
   waitSeconds: Histogram<"result">;
 }
 
-function cacheMetrics(registry: Registry): CacheMetrics {
+export function cacheMetrics(registry: Registry): CacheMetrics {
   const registers = [registry];
   return {
     objects: new Gauge({

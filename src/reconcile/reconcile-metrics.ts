@@ -30,6 +30,13 @@ export function createReconcileMetrics(registry: Registry) {
       labelNames: ["result"] as const,
       registers: [registry],
     }),
+    pushSeconds: new Histogram({
+      name: "edge_operator_dataplane_push_duration_seconds",
+      help: "Time from handing a snapshot to the data plane to its verdict (xds: until every connected client ACKed, NACKed or the wait ended), by result.",
+      labelNames: ["result"] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers: [registry],
+    }),
     overlaps: new Counter({
       name: "edge_operator_reconcile_overlaps_total",
       help: "Reconciles of a key that began while this process was still reconciling the same key (the watcher's queue should make this 0).",

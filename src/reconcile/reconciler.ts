@@ -449,9 +449,12 @@ export class Reconciler {
       // An empty data plane need not be told it is empty: nothing was ever programmed.
       if (current === undefined && accepted === 0 && !this.dataPlane.keepsServing) return { ok: true };
     }
+    const started = process.hrtime.bigint();
     const res = await this.dataPlane.program(snapshot, { read, fence, signal });
     if (res.ok && !res.pushed) return { ok: true };
-    this.metrics.pushes.inc({ result: res.ok ? "ok" : res.reason });
+    const result = res.ok ? "ok" : res.reason;
+    this.metrics.pushes.inc({ result });
+    this.metrics.pushSeconds.observe({ result }, Number(process.hrtime.bigint() - started) / 1e9);
     if (!res.ok) {
       if (res.reason === "Superseded") {
         this.log.info({ version: snapshot.version, message: res.message }, "snapshot superseded");

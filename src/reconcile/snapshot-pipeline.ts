@@ -50,13 +50,13 @@ export interface ServeOptions {
 export interface SnapshotPipelineOptions {
   /** How resources point back at the data plane (xds: ADS). */
   snapshot?: SnapshotOptions;
-  /** Where builds are counted and timed (absent: a registry of its own). */
-  metrics?: Pick<ReconcileMetrics, "buildSeconds" | "builds">;
+  /** Where builds and the serve loop's pushes are counted and timed (absent: a registry of its own). */
+  metrics?: Pick<ReconcileMetrics, "buildSeconds" | "builds" | "pushes" | "pushSeconds">;
 }
 
 export class SnapshotPipeline {
   private last: { readonly stamp: number | undefined; readonly snapshot: Snapshot } | undefined;
-  private readonly metrics: Pick<ReconcileMetrics, "buildSeconds" | "builds">;
+  private readonly metrics: Pick<ReconcileMetrics, "buildSeconds" | "builds" | "pushes" | "pushSeconds">;
 
   constructor(private readonly opts: SnapshotPipelineOptions = {}) {
     this.metrics = opts.metrics ?? createReconcileMetrics(new Registry());
@@ -92,8 +92,15 @@ export class SnapshotPipeline {
       // Not awaited: the sink serves it at once and then waits on its clients'
       // answers, which the snapshot reconcile reads; a newer build must not wait
       // behind them. The sink's read-revision check keeps an older read out.
+      const started = process.hrtime.bigint();
       plane.program(snapshot, { ...(revision ? { read: revision } : {}) }).then(
         (res) => {
+          // Counted as the reconcile counts its own: a push made, or one that failed.
+          if (!res.ok || res.pushed) {
+            const result = res.ok ? "ok" : res.reason;
+            this.metrics.pushes.inc({ result });
+            this.metrics.pushSeconds.observe({ result }, Number(process.hrtime.bigint() - started) / 1e9);
+          }
           if (!res.ok && res.reason === "PushFailed")
             opts.log.warn(
               { version: res.version, detail: res.detail },

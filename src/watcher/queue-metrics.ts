@@ -14,7 +14,7 @@ const buckets = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
 /** Registers the queue's metrics once per registry (prom-client refuses duplicates). */
 export function createQueueMetrics(registry: Registry): QueueMetrics {
   const registers = [registry];
-  return {
+  const metrics: QueueMetrics = {
     depth: new Gauge({
       name: "edge_operator_queue_depth",
       help: "Keys ready to be handed to a worker.",
@@ -48,4 +48,11 @@ export function createQueueMetrics(registry: Registry): QueueMetrics {
       registers,
     }),
   };
+  // Both lanes are there from the start, at 0: a rate of retries reads 0, not "no data".
+  for (const lane of ["route", "snapshot"] as const) {
+    metrics.depth.set({ lane }, 0);
+    metrics.adds.inc({ lane }, 0);
+    metrics.retries.inc({ lane }, 0);
+  }
+  return metrics;
 }

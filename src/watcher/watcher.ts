@@ -58,14 +58,14 @@ export interface RunningWatcher {
   stop(): Promise<void>;
 }
 
-interface WatcherMetrics {
+export interface WatcherMetrics {
   calls: Counter<"lane" | "outcome">;
   callSeconds: Histogram<"lane">;
   leader: Gauge;
   folded: Counter;
 }
 
-function watcherMetrics(registry: Registry): WatcherMetrics {
+export function watcherMetrics(registry: Registry): WatcherMetrics {
   const registers = [registry];
   return {
     calls: new Counter({

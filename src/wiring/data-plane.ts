@@ -8,6 +8,7 @@ import type { AdsTls } from "../dataplane/xds/ads-tls.js";
 import type { XdsDataPlane } from "../dataplane/xds/xds-dataplane.js";
 import type { KubeClient } from "../kube/client.js";
 import type { Logger } from "../observability/logger.js";
+import type { Registry } from "../observability/metrics.js";
 
 export const DATA_PLANES = ["memory", "envoy-configmap", "xds"] as const;
 export type DataPlaneKind = (typeof DATA_PLANES)[number];
@@ -31,6 +32,8 @@ export interface DataPlaneConfig {
   readonly xds: XdsListen;
   /** In a pod: the identity under which ACK records are shared with the other replicas (absent: this process only). */
   readonly ackLeases?: AckLeaseIdentity;
+  /** Where the data plane's metrics go (xds). */
+  readonly registry?: Registry;
 }
 
 /** The opened sink; `memory` and `xds` are the same object as `plane`, typed, for the debug routes. */
@@ -64,6 +67,7 @@ export async function openDataPlane(
   const identity = config.ackLeases;
   const xds = new XdsDataPlane({
     log,
+    ...(config.registry ? { registry: config.registry } : {}),
     ...(identity ? { acks: { client: kube, identity } } : {}),
     ...(where.tls ? { tls: where.tls } : {}),
     ...(where.ackTimeoutMs !== undefined ? { ackTimeoutMs: where.ackTimeoutMs } : {}),

@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
 import { ackIdentityFromEnv } from "../dataplane/xds/ack-records-lease.js";
 import { kubeClient } from "../kube/client.js";
+import { kubeClientMetrics } from "../kube/client-metrics.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
@@ -122,7 +123,7 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
   };
 
   // One watch-fed cache per process, shared by /reconcile and the conflict warnings of /validate.
-  const kube = access ? kubeClient(access) : undefined;
+  const kube = access ? kubeClient(access, { metrics: kubeClientMetrics(registry) }) : undefined;
   const conflicts = kube ? new ConflictIndex(undefined, { log }) : undefined;
   const cache =
     kube && conflicts
@@ -186,6 +187,7 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
         ...(config.xdsPlaintextListen ? { plaintext: parseListen(config.xdsPlaintextListen) } : {}),
       },
       ...(ackLeases ? { ackLeases } : {}),
+      registry,
     },
     kube,
     log,

@@ -17,6 +17,8 @@ interface Sent {
   readonly nonce: string;
   readonly version: string;
   readonly digest: string;
+  /** When it was sent (performance.now()), for the time a client takes to answer. */
+  readonly at?: number;
 }
 
 /** A NACK's words and a node id are the client's: kept to what a condition message can carry. */
@@ -35,7 +37,7 @@ export class TypeAck {
   private nacked: (Sent & { readonly message: string }) | undefined;
 
   sent(nonce: string, version: string, digest: string): void {
-    this.outstanding.push({ nonce, version, digest });
+    this.outstanding.push({ nonce, version, digest, at: performance.now() });
     // A client answers each response; a few unanswered ones are all a live client leaves.
     if (this.outstanding.length > 16) this.outstanding.shift();
   }
@@ -52,6 +54,12 @@ export class TypeAck {
   /** Whether `nonce` is that of the last response sent (answered or not): only such a request speaks for now. */
   isLatest(nonce: string): boolean {
     return this.lastSent()?.nonce === nonce;
+  }
+
+  /** How long ago the unanswered response `nonce` was sent; undefined when it is not outstanding. */
+  waitedMs(nonce: string): number | undefined {
+    const at = this.outstanding.find((s) => s.nonce === nonce)?.at;
+    return at === undefined ? undefined : performance.now() - at;
   }
 
   /** The client took the response sent with `nonce` (and so everything before it). False when the nonce is unknown. */

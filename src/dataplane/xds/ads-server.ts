@@ -27,6 +27,7 @@ import { TooManyNames } from "./subscription.js";
 import { WriteBudget, type PacedWriter } from "./write-budget.js";
 import type { AdsStream, StreamHost, StreamReport } from "./stream.js";
 import { scopeHasRoutes, type ClientView } from "./route-standing.js";
+import { NO_XDS_OBSERVER, type XdsObserver } from "./xds-metrics.js";
 
 // One for both methods: the scratch buffer is as large as the largest response.
 const serializeResponse = scratchJoiner();
@@ -69,6 +70,8 @@ export interface AdsServerOptions {
   readonly forgetUnreachableAfterMs?: number;
   /** HTTP/2 keepalive: a ping every `timeMs`, the connection closed when one goes `timeoutMs` unanswered. */
   readonly keepalive?: { readonly timeMs: number; readonly timeoutMs: number };
+  /** Where the streams count what they send and hear (default: nowhere). */
+  readonly observer?: XdsObserver;
 }
 
 export const DEFAULT_FORGET_UNREACHABLE_AFTER_MS = 10 * 60_000;
@@ -118,7 +121,10 @@ export class AdsServer implements StreamHost {
   /** Shared by every stream: the response bytes being written at once stay bounded. */
   private readonly budget = new WriteBudget();
 
+  readonly observer: XdsObserver;
+
   constructor(private readonly opts: AdsServerOptions = {}) {
+    this.observer = opts.observer ?? NO_XDS_OBSERVER;
     this.gate = new ConnectionGate(opts.connections, { silentAfterMs: this.keepalive().timeoutMs });
   }
 

@@ -106,6 +106,7 @@ export class DeltaStream implements AdsStream, HeldState {
     let answered = false;
     if (nonce !== "" && st.pending.has(nonce)) {
       const taken = !req.error_detail;
+      this.host.observer.answered(url, taken, st.ack.waitedMs(nonce));
       if (taken) st.ack.ack(nonce);
       else st.ack.reject(nonce, nackWords(url, req.error_detail?.message));
       this.settle(st, nonce, taken);
@@ -216,6 +217,7 @@ export class DeltaStream implements AdsStream, HeldState {
     if (url === TYPE_URL.routeConfiguration) this.routes.sent(nonce, snapshot);
     this.bytes += response.size;
     this.responses++;
+    this.host.observer.sent(url, response.size);
     this.out.write(response);
   }
 

@@ -90,6 +90,7 @@ export class SotwStream implements AdsStream, HeldState {
     if (nonce !== "" && st.ack.hasSent()) {
       if (!st.ack.isLatest(nonce)) return;
       const taken = !req.error_detail;
+      this.host.observer.answered(url, taken, st.ack.waitedMs(nonce));
       if (taken) st.ack.ack(nonce);
       else st.ack.reject(nonce, nackWords(url, req.error_detail?.message));
       if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
@@ -193,6 +194,7 @@ export class SotwStream implements AdsStream, HeldState {
     st.dirty = false;
     this.bytes += response.size;
     this.responses++;
+    this.host.observer.sent(url, response.size);
     this.out.write(response);
   }
 

@@ -11,6 +11,7 @@ import { hostOfRoutesName, isApiListenerName } from "../../translate/grpc.js";
 import type { Names, Subscription } from "./subscription.js";
 import type { XdsSnapshot } from "./resources.js";
 import type { ResponseChunks } from "./response-chunks.js";
+import type { XdsObserver } from "./xds-metrics.js";
 
 /**
  * What is kept of a client's NACK: its words, except for a Secret, whose
@@ -34,6 +35,8 @@ export interface StreamHost {
   changed(): void;
   /** The most names of a type `stream` may subscribe to, with what the other streams from its address hold. */
   nameLimit(typeUrl: string, stream: AdsStream): number;
+  /** Where the streams count what they send and hear (xds-metrics.ts). */
+  readonly observer: XdsObserver;
 }
 
 export interface StreamReport {

@@ -15,6 +15,7 @@
 import type { Snapshot } from "../../translate/snapshot.js";
 import type { KubeClient } from "../../kube/client.js";
 import { silentLogger, type Logger } from "../../observability/logger.js";
+import type { Registry } from "../../observability/metrics.js";
 import {
   errorMessage,
   type DataPlane,
@@ -31,6 +32,7 @@ import type { AdsTls } from "./ads-tls.js";
 import { XdsEncoder } from "./resources.js";
 import type { StreamReport } from "./stream.js";
 import { NO_CLIENT_MESSAGE, RouteVerdicts, type ClientView } from "./route-standing.js";
+import { createXdsMetrics } from "./xds-metrics.js";
 
 export interface XdsDataPlaneOptions {
   /** Absent: plaintext. */
@@ -44,6 +46,8 @@ export interface XdsDataPlaneOptions {
   readonly log?: Logger;
   /** Share ACK state with the other replicas through Leases; absent: this process's clients alone decide. */
   readonly acks?: { readonly client: KubeClient; readonly identity: AckLeaseIdentity };
+  /** Where the xDS metrics go (xds-metrics.ts); absent: not measured. */
+  readonly registry?: Registry;
 }
 
 export const DEFAULT_ACK_TIMEOUT_MS = 10_000;
@@ -66,7 +70,16 @@ export class XdsDataPlane implements DataPlane {
   private reported = standingKey([]);
 
   constructor(private readonly opts: XdsDataPlaneOptions = {}) {
+    // Read at scrape time, once the server exists.
+    const observer = opts.registry
+      ? createXdsMetrics(opts.registry, {
+          clients: () => this.server.clients(),
+          heldVersions: () => this.ownRecord().clients.map((c) => c.acked),
+          served: () => this.server.current()?.version,
+        })
+      : undefined;
     this.server = new AdsServer({
+      ...(observer ? { observer } : {}),
       ...(opts.tls ? { tls: opts.tls } : {}),
       ...(opts.log ? { log: opts.log } : {}),
       ...(opts.forgetUnreachableAfterMs !== undefined
