@@ -32,7 +32,9 @@ export function acceptedFrom(outcome: RouteOutcome): DesiredCondition {
   if (outcome.dropped.length > 0) parts.push(describeDropped(outcome.dropped));
   if (outcome.tls && outcome.tls.notServed.length > 0) parts.push(describeNotServed(outcome.tls.notServed));
   const message =
-    parts.length === 0 ? "the route is valid and its Services exist" : `accepted in part: ${parts.join("; ")}`;
+    parts.length === 0
+      ? "the route is valid and its Services exist"
+      : `accepted in part: ${parts.join("; ")}`;
   return { type: "Accepted", status: "True", reason: "Valid", message };
 }
 

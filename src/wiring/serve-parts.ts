@@ -13,6 +13,7 @@ import { kubeClient } from "../kube/client.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
+import { CertificateExpiry } from "../reconcile/certificate-expiry.js";
 import { ClusterCache } from "../reconcile/cluster-cache.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
@@ -36,6 +37,8 @@ import { openDataPlane, type DataPlaneKind } from "./data-plane.js";
 const SNAPSHOT_MAX_DEFER_MS = 5_000;
 /** How long /reconcile waits for the cache to reach what the caller saw before it answers 503. */
 const SEEN_WAIT_MS = 10_000;
+/** How often certificates are looked at again without a change (one crosses into the warning window by time alone). */
+const EXPIRY_CHECK_MS = 3_600_000;
 
 /** What the parts are made from: serve's flags, as parsed. */
 export interface ServeConfig {
@@ -46,6 +49,8 @@ export interface ServeConfig {
   dataPlaneNamespace: string;
   dataPlaneConfigMap: string;
   deprogramTimeoutMs: number;
+  /** --tls-expiry-warning: a referenced certificate this close to its notAfter is warned about. */
+  tlsExpiryWarningMs?: number;
   xdsListen: string;
   xdsPlaintext: boolean;
   /** --xds-plaintext-listen: a second ADS port, plaintext. */
@@ -195,7 +200,9 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
     // Every replica serving xDS serves its own cache's snapshot, /reconcile or not.
     closers.push(snapshots.serve(cache, xds, { log, busy: admissionBusy }));
   }
-  const reconciler = new Reconciler(kube, plane, kubeEventRecorder(kube, log), log, {
+  const events = kubeEventRecorder(kube, log);
+  closers.push(watchCertificateExpiry(cache, events, config, log, registry));
+  const reconciler = new Reconciler(kube, plane, events, log, {
     view: cache.view(),
     deprogramTimeoutMs: config.deprogramTimeoutMs,
     metrics: reconcileMetrics,
@@ -230,4 +237,41 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
   if (config.debugRoutes && memory) handlers.push(...memoryDebugHandlers(memory, auth));
   if (config.debugRoutes && xds) handlers.push(xdsDebugHandler(xds, auth));
   return parts;
+}
+
+/** The expiry gauge and warnings, looked at when a referenced Secret's contents change and hourly; returns the stop. */
+function watchCertificateExpiry(
+  cache: ClusterCache,
+  events: ReturnType<typeof kubeEventRecorder>,
+  config: ServeConfig,
+  log: Logger,
+  registry: ServerMetrics["registry"],
+): () => void {
+  const expiry = new CertificateExpiry({
+    events,
+    log,
+    registry,
+    ...(config.tlsExpiryWarningMs !== undefined ? { warnWithinMs: config.tlsExpiryWarningMs } : {}),
+  });
+  let last: ReturnType<ClusterCache["secrets"]> | undefined;
+  let running = false;
+  const check = (force: boolean): void => {
+    if (running || !cache.synced()) return;
+    const secrets = cache.secrets();
+    if (!force && secrets === last) return;
+    last = secrets;
+    running = true;
+    const live = cache.routes().filter((r) => !r.metadata.deletionTimestamp);
+    expiry
+      .check(live, secrets)
+      .catch((err: unknown) => log.warn({ err }, "checking certificate expiry failed"))
+      .finally(() => (running = false));
+  };
+  const unsubscribe = cache.onChange(() => check(false));
+  const timer = setInterval(() => check(true), EXPIRY_CHECK_MS);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    unsubscribe();
+  };
 }
