@@ -13,6 +13,11 @@
 // referenced Secret whose read keeps failing is absent from `secrets()` (the
 // route says SecretNotFound) until a read succeeds.
 //
+// Metadata is not always free of keys: `kubectl apply` of a Secret copies the
+// whole of it into the last-applied annotation, which a metadata read carries.
+// So of a metadata event only the name and resourceVersion are read (the
+// informer keeps no more), and no object is ever logged.
+//
 // Key material: the contents go to `secrets()` only. Logs name the Secret and
 // the error, which is the apiserver's Status about the request, never data.
 
