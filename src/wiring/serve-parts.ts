@@ -210,20 +210,31 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
     statusPace: statusWritePace(admissionBusy),
     ...(deps.beforePush ? { beforePush: deps.beforePush } : {}),
   });
+  const reconcileSnapshot = async (signal: AbortSignal) => {
+    if (!(await cache.waitFor({}, SEEN_WAIT_MS, signal)))
+      throw new Error("the server's cache has not finished its first list");
+    return reconciler.reconcile(SNAPSHOT_KEY, signal);
+  };
   if (xds) {
     // A client connecting, leaving or answering late changes no object the watcher sees.
     closers.push(
-      reconcileOnStandingChange(
-        xds,
-        async (signal) => {
-          if (!(await cache.waitFor({}, SEEN_WAIT_MS, signal)))
-            throw new Error("the server's cache has not finished its first list");
-          return reconciler.reconcile(SNAPSHOT_KEY, signal);
-        },
-        { log, busy: admissionBusy, maxDeferMs: SNAPSHOT_MAX_DEFER_MS },
-      ),
+      reconcileOnStandingChange(xds, reconcileSnapshot, {
+        log,
+        busy: admissionBusy,
+        maxDeferMs: SNAPSHOT_MAX_DEFER_MS,
+      }),
     );
   }
+  // Nor does a TLS Secret (the watcher does not read Secrets): a referenced one
+  // appearing, renewed or gone changes ResolvedRefs, so this process reconciles.
+  closers.push(
+    reconcileOnStandingChange(secretChanges(cache), reconcileSnapshot, {
+      log,
+      busy: admissionBusy,
+      maxDeferMs: SNAPSHOT_MAX_DEFER_MS,
+      cause: "a referenced TLS Secret changed",
+    }),
+  );
 
   const auth = tokenReviewAuth(kube);
   handlers.push(
@@ -273,5 +284,20 @@ function watchCertificateExpiry(
   return () => {
     clearInterval(timer);
     unsubscribe();
+  };
+}
+
+/** Changes of the referenced TLS Secrets' contents, in the shape the standing trigger listens to. */
+function secretChanges(cache: ClusterCache): { onStandingChange(listener: () => void): () => void } {
+  return {
+    onStandingChange(listener) {
+      let last = cache.secrets();
+      return cache.onChange(() => {
+        const now = cache.secrets();
+        if (now === last) return;
+        last = now;
+        listener();
+      });
+    },
   };
 }
