@@ -47,7 +47,7 @@ console.log(`cores=${os.cpus().length} load=${load()} rotations=${ROTATIONS}`);
 const cp = await startControlPlane();
 try {
   const kube = cp.kube();
-  await cp.kubectl(["apply", "-f", "-"], { input: JSON.stringify(buildCrd()) });
+  await cp.kubectl(["apply", "-f", "-"], { input: JSON.stringify(buildCrd({ storageVersion: "v2" })) });
   await cp.kubectl(["wait", "--for=condition=Established", "crd/edgeroutes.net.10xdev.io", "--timeout=60s"]);
   await kube.json("POST", "/api/v1/namespaces", {
     body: { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } },

@@ -39,7 +39,7 @@ console.log(`cores=${os.cpus().length} load=${load()} secrets=${N}`);
 const cp = await startControlPlane();
 try {
   const kube = cp.kube();
-  await cp.kubectl(["apply", "-f", "-"], { input: JSON.stringify(buildCrd()) });
+  await cp.kubectl(["apply", "-f", "-"], { input: JSON.stringify(buildCrd({ storageVersion: "v2" })) });
   for (let i = 0; i < NAMESPACES; i++)
     await kube.json("POST", "/api/v1/namespaces", {
       body: { apiVersion: "v1", kind: "Namespace", metadata: { name: `team-${i}` } },
