@@ -40,8 +40,8 @@ const load = (): string =>
     .map((l) => fmt(l, 1))
     .join("/");
 
-/** The line of a PEM that tells two certificates apart (its first base64 line after the header differs by serial). */
-const marker = (pem: string): string => pem.split("\n").slice(2, 4).join("\n");
+/** A base64 line of a PEM that tells two certificates apart (node-forge ends lines with CRLF). */
+const marker = (pem: string): string => pem.split(/\r?\n/)[2] ?? pem;
 
 console.log(`cores=${os.cpus().length} load=${load()} rotations=${ROTATIONS}`);
 const cp = await startControlPlane();
@@ -105,8 +105,7 @@ try {
     kind: memory.kind,
     program: (snapshot: Snapshot, opts?: Parameters<DataPlane["program"]>[1]) => {
       const w = waitingFor;
-      if (w && JSON.stringify(snapshot.resources).includes(w.marker.split("\n")[0] ?? ""))
-        w.resolve(process.hrtime.bigint());
+      if (w && JSON.stringify(snapshot.resources).includes(w.marker)) w.resolve(process.hrtime.bigint());
       return memory.program(snapshot, opts);
     },
     current: () => memory.current(),
