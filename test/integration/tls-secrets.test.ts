@@ -318,6 +318,12 @@ async function adsSecretClient(secret: string): Promise<{
   const pair = await waitFor("the proxies' client pair", () => read("envoy-ads-client"), 30_000, 200);
   const creds = grpc.credentials.createSsl(pem(pair, "ca.crt"), pem(pair, "tls.key"), pem(pair, "tls.crt"));
   const client = new grpc.Client(`127.0.0.1:${adsPort}`, creds);
+  // The ADS port opens once the server's cache has listed and its certificate is in place.
+  await new Promise<void>((resolve, reject) =>
+    client.waitForReady(Date.now() + 30_000, (err) => (err ? reject(err) : resolve())),
+  ).catch((err: unknown) => {
+    throw new Error(`the ADS port did not take the client: ${String(err)}\n${server.output().slice(-2000)}`);
+  });
   const stream = sotwStream(client);
   const node = { id: "envoy-tls-test", cluster: "edge" };
   stream.send({ node, type_url: SDS_SECRET, resource_names: [secret] });
