@@ -271,7 +271,7 @@ describe.runIf(SCHEMA_HAS_TLS)("a route's TLS Secret, through the cache and the 
   it("lets no byte of a key into a status, an event or the server's log", async () => {
     const routes = await cp.kubectl(["get", "edgeroutes.v2.net.10xdev.io", "-n", NS, "-o", "json"]);
     const events = await cp.kubectl(["get", "events", "-n", NS, "-o", "json"]);
-    const written = `${routes.stdout}\n${events.stdout}\n${stack.serve.output()}`;
+    const written = `${routes.stdout}\n${events.stdout}\n${stack.serve.output()}\n${ads?.output() ?? ""}`;
     expect(written).not.toContain("PRIVATE KEY");
     const current = cache.secrets().get(`${NS}/shop-tls`);
     for (const needle of [
@@ -289,6 +289,8 @@ describe.runIf(SCHEMA_HAS_TLS)("a route's TLS Secret, through the cache and the 
  */
 async function adsSecretClient(secret: string): Promise<{
   seen(pem: string, withinMs: number): Promise<number>;
+  /** The xds server's log so far. */
+  output(): string;
   close(): Promise<void>;
 }> {
   const [port, adsPort] = [await freePort(), await freePort()];
@@ -347,6 +349,7 @@ async function adsSecretClient(secret: string): Promise<{
           return Date.now() - start;
       }
     },
+    output: () => server.output(),
     async close() {
       stream.end();
       client.close();
