@@ -9,10 +9,12 @@
 //  - served: the snapshot pipeline's serve loop handing the data plane a
 //            snapshot that carries the new certificate (needs the translation
 //            to serve Secrets; "n/a" before it does).
-// p50 and p99 of each, the load average beside them. An ADS client's view
-// comes with the ADS server's SDS (ADS_CLIENT below, off until then).
+//  - ads:    with --ads (needs `npm run build` and the ADS server's SDS): a
+//            raw ADS client with the proxies' client pair, subscribed to the
+//            Secret on `serve --dataplane xds`, receiving the new certificate.
+// p50 and p99 of each, the load average beside them.
 //
-//   tsx bench/tls-rotation.bench.ts [ROTATIONS=20]
+//   tsx bench/tls-rotation.bench.ts [ROTATIONS=20] [--ads]
 //   npm run bench:tls-rotation
 
 import os from "node:os";
@@ -27,9 +29,11 @@ import { SnapshotPipeline } from "../src/reconcile/snapshot-pipeline.js";
 import type { Snapshot } from "../src/translate/snapshot.js";
 import { startControlPlane } from "../tools/testenv/control-plane.js";
 import { waitFor } from "../tools/testenv/process.js";
+import { adsSecretClient } from "../test/harness/sds-client.js";
 import { fmt, summarize } from "./stats.js";
 
-const ROTATIONS = Number(process.argv[2] ?? 20);
+const ROTATIONS = Number(process.argv.slice(2).find((a) => /^\d+$/.test(a)) ?? 20);
+const ADS = process.argv.includes("--ads");
 const NS = "rotation";
 const HOST = "shop.example.com";
 const log = silentLogger();
@@ -128,7 +132,14 @@ try {
     }
   })();
 
-  const samples = { watch: [] as number[], cache: [] as number[], served: [] as number[] };
+  const ads = ADS ? await adsSecretClient(cp, NS, "shop-tls") : undefined;
+  if (ads) await ads.seen(cache.secrets().get(`${NS}/shop-tls`)?.certificate ?? "", 30_000);
+  const samples = {
+    watch: [] as number[],
+    cache: [] as number[],
+    served: [] as number[],
+    ads: [] as number[],
+  };
   let servedMissing = 0;
   const within = <T>(p: Promise<T>, limitMs: number): Promise<T | undefined> =>
     Promise.race([p, new Promise<undefined>((r) => setTimeout(() => r(undefined), limitMs))]);
@@ -153,11 +164,19 @@ try {
       body: { data: data(next) },
       contentType: "application/merge-patch+json",
     });
-    const [w, c, s] = await Promise.all([
+    const adsSeen = ads
+      ? ads.seen(next.cert, 10_000).then(
+          () => process.hrtime.bigint(),
+          () => undefined,
+        )
+      : Promise.resolve(undefined);
+    const [w, c, s, a] = await Promise.all([
       within(watched, 10_000),
       cached,
       within(served, referenced ? 3_000 : 0),
+      adsSeen,
     ]);
+    if (a !== undefined) samples.ads.push(Math.max(0, ms(t0, a)));
     if (w !== undefined) samples.watch.push(Math.max(0, ms(t0, w)));
     if (c !== undefined) samples.cache.push(Math.max(0, ms(t0, c)));
     if (s !== undefined) samples.served.push(Math.max(0, ms(t0, s)));
@@ -166,6 +185,7 @@ try {
   }
   stopServe();
   stop.abort();
+  await ads?.close();
 
   const line = (what: string, xs: number[]): string => {
     if (xs.length === 0) return `${what}: n/a`;
@@ -178,6 +198,7 @@ try {
     line("Secret PATCH → a served snapshot with the new certificate", samples.served) +
       (servedMissing > 0 ? ` (${servedMissing} rotation(s) never reached a snapshot)` : ""),
   );
+  if (ADS) console.log(line("Secret PATCH → an ADS client receiving the new certificate (SDS)", samples.ads));
   console.log(`load=${load()}`);
 } finally {
   await cp.stop();
