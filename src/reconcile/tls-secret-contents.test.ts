@@ -140,6 +140,26 @@ describe("TlsSecretContents", () => {
     expect(api.gets).toEqual([]); // nothing referenced, nothing read
   });
 
+  it("says it is ready without a first list after its patience, so routes without TLS are still served", async () => {
+    const api = new SecretApi();
+    api.json = () =>
+      Promise.reject(new KubeError(403, "Forbidden", "GET /api/v1/secrets: 403 forbidden", {}));
+    let changes = 0;
+    const c = new TlsSecretContents({
+      client: api,
+      log: silentLogger(),
+      onChange: () => changes++,
+      listPatienceMs: 50,
+    });
+    started.push(c);
+    c.start();
+    expect(c.ready()).toBe(false);
+    await until(() => c.ready());
+    expect(changes).toBe(1);
+    expect(c.exists("a/one")).toBeUndefined();
+    expect(c.secrets().size).toBe(0);
+  });
+
   it("says undefined for existence before the first list", () => {
     const api = new SecretApi();
     const c = new TlsSecretContents({ client: api, log: silentLogger(), onChange: () => undefined });

@@ -42,6 +42,12 @@ export interface TlsSecretContentsOptions {
   /** Retry of a failed GET: doubling from `retryBaseMs` to `retryMaxMs` (default 500 ms to 30 s), with jitter. */
   retryBaseMs?: number;
   retryMaxMs?: number;
+  /**
+   * How long ready() waits for the first list before it says ready without it
+   * (default 30 s): a server whose RBAC lacks Secrets still serves every route
+   * without TLS, and says SecretNotFound for the rest, rather than nothing.
+   */
+  listPatienceMs?: number;
   /** Passed to the informer. */
   watchTimeoutSeconds?: number;
   pageSize?: number;
@@ -78,6 +84,8 @@ export class TlsSecretContents {
   private readyWaiters: (() => void)[] = [];
   private wasReady = false;
   private stopped = false;
+  private gaveUpWaiting = false;
+  private patience: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly opts: TlsSecretContentsOptions) {
     this.informer = new Informer({
@@ -99,10 +107,21 @@ export class TlsSecretContents {
 
   start(): void {
     this.informer.start();
+    this.patience ??= setTimeout(() => {
+      if (this.listed() || this.stopped) return;
+      this.gaveUpWaiting = true;
+      this.opts.log.warn(
+        { informer: "secrets (tls, metadata)" },
+        "TLS Secrets not listed yet (is list/watch of secrets granted?): serving without them, routes with TLS say SecretNotFound",
+      );
+      this.checkReady();
+    }, this.opts.listPatienceMs ?? 30_000);
+    this.patience.unref?.();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    clearTimeout(this.patience);
     for (const t of this.retries.values()) clearTimeout(t);
     this.retries.clear();
     this.queue.clear();
@@ -118,7 +137,7 @@ export class TlsSecretContents {
 
   /** Listed, and every referenced Secret that exists has been read once (or tried): a build can see them. */
   ready(): boolean {
-    if (!this.listed()) return false;
+    if (!this.listed()) return this.gaveUpWaiting;
     for (const key of this.refs.keys())
       if (this.informer.resourceVersionOf(key) !== undefined && !this.tried.has(key)) return false;
     return true;
