@@ -129,6 +129,10 @@ describe("TlsSecretContents", () => {
     const api = new SecretApi();
     api.put("a/one", "C1", "K1");
     const { c } = contents(api);
+    // Ready as soon as the list is in: a watch with no events must not hold it back.
+    let ready = false;
+    void c.whenReady().then(() => (ready = true));
+    await until(() => ready, 500);
     await until(() => c.listed() && api.watches.length > 0);
     expect(api.lists[0]).toEqual({
       accept: PARTIAL_METADATA_ACCEPT.list,

@@ -107,6 +107,9 @@ export class TlsSecretContents {
 
   start(): void {
     this.informer.start();
+    // The informer says it has synced only after its list's last resourceVersion
+    // callback: readiness is looked at again then, not at the next bookmark.
+    void this.informer.waitForSync().then(() => this.checkReady());
     this.patience ??= setTimeout(() => {
       if (this.listed() || this.stopped) return;
       this.gaveUpWaiting = true;
