@@ -366,7 +366,15 @@ describe("out of cluster, with the server and the watcher as the chart's Service
       // It reads TLS Secrets in any namespace (routes reference them), but writes none outside its own.
       [
         "server: create a Secret in kube-system",
-        await asServer(["create", "secret", "generic", "sneaky", "-n", "kube-system", "--from-literal=a=b"]),
+        await kubectl(["create", "-f", "-"], {
+          input: JSON.stringify({
+            apiVersion: "v1",
+            kind: "Secret",
+            metadata: { name: "sneaky", namespace: "kube-system" },
+            stringData: { a: "b" },
+          }),
+          kubeconfig: server.kubeconfig,
+        }),
       ],
       [
         "server: delete a Secret in its own namespace",
