@@ -25,6 +25,9 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean -
 FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     NODE_OPTIONS=--enable-source-maps
+# The commit the image is built from, for `edge-operator version` (scripts/image.sh passes it).
+ARG COMMIT=unknown
+ENV EDGE_OPERATOR_COMMIT=${COMMIT}
 WORKDIR /app
 COPY --from=deps /src/node_modules ./node_modules
 COPY --from=build /src/dist/src ./dist/src

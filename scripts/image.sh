@@ -108,6 +108,14 @@ else
 fi
 ref="$repo:$app_hash"
 out="$cache/$name-$app_hash.tar"
+# The commit for `edge-operator version`, `-dirty` when what the image copies has changes not
+# committed. Not part of the hash: an image of the same inputs from a later commit is the same image,
+# and says the commit it was first built from.
+commit=unknown
+if git -C "$root" -c safe.directory="$root" rev-parse --verify -q HEAD >/dev/null 2>&1; then
+  commit=$(git -C "$root" -c safe.directory="$root" rev-parse HEAD)
+  [ -z "$(git -C "$root" -c safe.directory="$root" status --porcelain -- Dockerfile package.json package-lock.json tsconfig.json src)" ] || commit="$commit-dirty"
+fi
 if [ ! -s "$out" ]; then
   step "building the $target image's Dockerfile with buildah (FROM the local base image)"
   # A store of our own, in a temporary directory, with the vfs driver: no mounts
@@ -134,7 +142,7 @@ if [ ! -s "$out" ]; then
     dockerfile=$context/Dockerfile
   fi
   "${b[@]}" build --quiet --pull-never --isolation chroot --network host --layers=false "${run_mounts[@]}" \
-    --build-arg "NODE_IMAGE=$base_ref" --timestamp 0 -f "$dockerfile" -t "$ref" "$context" >/dev/null
+    --build-arg "NODE_IMAGE=$base_ref" --build-arg "COMMIT=$commit" --timestamp 0 -f "$dockerfile" -t "$ref" "$context" >/dev/null
   "${b[@]}" push --quiet "$ref" "docker-archive:$out.tmp:$ref" >&2
   mv "$out.tmp" "$out"
   # Keep the three newest of each kind: enough for an upgrade from one build to the next.

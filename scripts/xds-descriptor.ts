@@ -1,8 +1,9 @@
 // The protobuf descriptor the xDS sink loads at run time: the Envoy v3 types it
 // encodes (listener, route configuration, cluster, endpoints, the HTTP
-// connection manager and router) and the ADS service's messages, read from the
+// connection manager and router, the TLS inspector, DownstreamTlsContext and
+// the SDS Secret) and the ADS service's messages, read from the
 // .proto files that @grpc/grpc-js-xds ships (a devDependency) and written as
-// protobufjs JSON. The image then carries 185 KB of JSON, not the 30 MB of
+// protobufjs JSON. The image then carries 197 KB of JSON, not the 30 MB of
 // grpc-js-xds. `npm run gen` rewrites it; test/unit/xds-descriptor.test.ts
 // fails when the committed file differs.
 
@@ -26,6 +27,9 @@ const FILES = [
   "envoy/config/endpoint/v3/endpoint.proto",
   "envoy/extensions/filters/network/http_connection_manager/v3/http_connection_manager.proto",
   "envoy/extensions/filters/http/router/v3/router.proto",
+  "envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto",
+  "envoy/extensions/transport_sockets/tls/v3/tls.proto",
+  "envoy/extensions/transport_sockets/tls/v3/secret.proto",
   "envoy/service/discovery/v3/ads.proto",
 ];
 

@@ -30,6 +30,13 @@ export const printerColumns: Record<Version, PrinterColumn[]> = {
     { name: "Hosts", type: "string", jsonPath: ".spec.hostnames" },
     { name: "Path", type: "string", jsonPath: ".spec.rules[0].matches[0].path.value" },
     { name: "Backend", type: "string", jsonPath: ".spec.rules[0].backends[0].name" },
+    // v1 cannot say TLS (it travels in the v2-spec annotation), so only v2 shows it.
+    {
+      name: "TLS",
+      type: "string",
+      jsonPath: ".spec.tls.secretName",
+      description: "The Secret whose certificate serves the route's HTTPS hosts",
+    },
     { name: "Accepted", type: "string", jsonPath: condition("Accepted") },
     { name: "Programmed", type: "string", jsonPath: condition("Programmed") },
     { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },

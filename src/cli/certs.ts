@@ -4,6 +4,7 @@ import { parseArgs } from "node:util";
 import { describeCertificate, isIssuedBy, keyMatchesCertificate, type KeyPair } from "../certs/pki.js";
 import { issueServing, newCa, servingNames, type ServingIdentity } from "../certs/serving.js";
 import { UsageError, type Command } from "./command.js";
+import { helpFooter } from "./help-footer.js";
 
 const help = `Usage: edge-operator certs [--dns NAME]... [--ip IP]... [--service SVC --namespace NS] [options]
 
@@ -20,7 +21,7 @@ Options:
   --out DIR         where to write (default certs/)
   --force           replace a valid CA instead of reusing it
   -h, --help        this text
-`;
+${helpFooter([])}`;
 
 export interface CertsOptions {
   identity: ServingIdentity;
@@ -94,7 +95,7 @@ export function writeCerts(opts: CertsOptions, now = new Date()): CertsResult {
     ca = found;
     caReused = true;
   } else if (found && "unusable" in found && !opts.force) {
-    throw new Error(`${found.unusable}; pass --force to replace the CA`);
+    throw new UsageError(`${found.unusable}; pass --force to replace the CA`);
   } else {
     ca = newCa(now);
   }

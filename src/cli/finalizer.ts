@@ -2,7 +2,6 @@ import { parseArgs } from "node:util";
 import { FINALIZER, type EdgeRouteV2 } from "../api/types.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { hasFinalizer, releaseFinalizer } from "../reconcile/finalizer.js";
-import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import type { Logger } from "../observability/logger.js";
 import { parseRouteKey } from "../reconcile/protocol.js";
 import { getRouteStored, listRoutesStored, readVersions } from "../reconcile/stored-version-reads.js";
@@ -11,6 +10,8 @@ import { isStale } from "../kube/errors.js";
 import { edgeRoutePath } from "../kube/paths.js";
 import type { Version } from "../api/types.js";
 import { UsageError, type Command } from "./command.js";
+import { clusterFlagsHelp, clusterFlagOptions, requiredClusterAccess } from "./cluster-flags.js";
+import { CLUSTER_ENV, helpFooter } from "./help-footer.js";
 
 const help = `Usage: edge-operator finalizer release NAMESPACE/NAME --reason TEXT [options]
        edge-operator finalizer release --all --reason TEXT [options]
@@ -22,12 +23,12 @@ until it takes a snapshot without it; use this when it cannot, or no longer
 matters (for example, the data plane is gone).
 
 Options:
-  --reason TEXT      why (required): kept in the event on the route
-  --all              every EdgeRoute that carries the finalizer, in all namespaces
-                     (used by the chart's uninstall hook)
-  --kubeconfig FILE  cluster access (default: $KUBECONFIG, then in-cluster)
-  -h, --help         this text
-`;
+  --reason TEXT             why (required): kept in the event on the route
+  --all                     every EdgeRoute that carries the finalizer, in all
+                            namespaces (used by the chart's uninstall hook)
+${clusterFlagsHelp()}
+  -h, --help                this text
+${helpFooter(CLUSTER_ENV)}`;
 
 /**
  * Reads and patches in the version the route was read in, the stored one
@@ -84,7 +85,7 @@ export const finalizerCommand: Command = {
       options: {
         reason: { type: "string" },
         all: { type: "boolean", default: false },
-        kubeconfig: { type: "string" },
+        ...clusterFlagOptions,
         help: { type: "boolean", short: "h" },
       },
       allowPositionals: true,
@@ -98,8 +99,7 @@ export const finalizerCommand: Command = {
       throw new UsageError("--reason is required: say why the finalizer is removed by hand");
     if (values.all === positionals.length > 0) throw new UsageError("give either NAMESPACE/NAME or --all");
     if (positionals.length > 1) throw new UsageError("give one NAMESPACE/NAME");
-    const access = loadKubeConfig(values.kubeconfig);
-    if (!access) throw new UsageError("no cluster access: pass --kubeconfig or set KUBECONFIG");
+    const access = requiredClusterAccess(values);
     const kube = kubeClient(access);
     const versions = await readVersions(kube);
 

@@ -1,9 +1,10 @@
 import { parseArgs } from "node:util";
 import { CRD_NAME } from "../api/types.js";
 import { migrateStorage, type MigrateOptions } from "../migrate/migrator.js";
-import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { kubeClient } from "../kube/client.js";
 import { UsageError, type Command } from "./command.js";
+import { clusterFlagsHelp, clusterFlagOptions, requiredClusterAccess } from "./cluster-flags.js";
+import { CLUSTER_ENV, helpFooter } from "./help-footer.js";
 import { parseDuration } from "./duration-flag.js";
 
 const help = `Usage: edge-operator migrate [options]
@@ -15,7 +16,7 @@ version. Safe to run again at any time: an interrupted run is finished by the
 next one. The runbook is docs/migration.md.
 
 Options:
-  --kubeconfig FILE        cluster access (default: $KUBECONFIG, then in-cluster)
+${clusterFlagsHelp(27)}
   --dry-run                say what would be done (counts, versions); write nothing
   --page-size N            objects per list page (default 500)
   --concurrency N          writes in flight (default 8)
@@ -24,10 +25,11 @@ Options:
   --wait DUR               how long to wait for the apiserver to write in the new
                            storage version after a CRD change (default 60s)
   -h, --help               this text
-`;
+${helpFooter(CLUSTER_ENV)}`;
 
 export interface MigrateArgs {
-  kubeconfig?: string;
+  kubeconfig?: string | undefined;
+  context?: string | undefined;
   options: Omit<MigrateOptions, "log">;
 }
 
@@ -43,7 +45,7 @@ export function parseMigrateArgs(argv: string[]): MigrateArgs | "help" {
   const { values } = parseArgs({
     args: argv,
     options: {
-      kubeconfig: { type: "string" },
+      ...clusterFlagOptions,
       "dry-run": { type: "boolean", default: false },
       "page-size": { type: "string", default: "500" },
       concurrency: { type: "string", default: "8" },
@@ -58,6 +60,7 @@ export function parseMigrateArgs(argv: string[]): MigrateArgs | "help" {
   if (values.help) return "help";
   return {
     kubeconfig: values.kubeconfig,
+    context: values.context,
     options: {
       crdName: CRD_NAME,
       dryRun: values["dry-run"],
@@ -80,9 +83,7 @@ export const migrateCommand: Command = {
       process.stdout.write(help);
       return 0;
     }
-    const access = loadKubeConfig(args.kubeconfig);
-    if (!access)
-      throw new UsageError("no cluster access: give --kubeconfig, set $KUBECONFIG, or run in a pod");
+    const access = requiredClusterAccess(args);
     const outcome = await migrateStorage(kubeClient(access), {
       ...args.options,
       log: (line) => process.stderr.write(`${line}\n`),

@@ -7,7 +7,7 @@ import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK, registrationName } from "../api/w
 import { UsageError } from "./command.js";
 import type { HttpsServerOptions, RunningServer } from "../server/https.js";
 import { kubeClient, type KubeClient } from "../kube/client.js";
-import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { optionalClusterAccess } from "./cluster-flags.js";
 import type { Logger } from "../observability/logger.js";
 import { startManagedCerts, type ManagedCertOptions } from "../certs/managed-serving.js";
 import { RENEW_BEFORE_DAYS } from "../certs/renewal.js";
@@ -151,14 +151,17 @@ export async function serveTls(
     tlsKey: string;
     certs?: ManagedCertOptions;
     kubeconfig?: string;
+    context?: string;
   },
   logger: Logger,
 ): Promise<ServeTls> {
   if (!opts.certs)
     return { tls: { certFile: opts.tlsCert, keyFile: opts.tlsKey }, attach: () => {}, stop: () => {} };
-  const access = loadKubeConfig(opts.kubeconfig);
+  const access = optionalClusterAccess(opts);
   if (!access)
-    throw new UsageError("--cert-secret needs cluster access: --kubeconfig, $KUBECONFIG or in-cluster");
+    throw new UsageError(
+      "--cert-secret needs cluster access: --kubeconfig, $KUBECONFIG, ~/.kube/config or in-cluster",
+    );
   const secret = `${opts.certs.secret.namespace}/${opts.certs.secret.name}`;
   const kube = kubeClient(access);
   const owner = await serviceOwner(kube, opts.certs, logger);

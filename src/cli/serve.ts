@@ -2,11 +2,11 @@ import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { createApp, type AppOptions } from "../server/app.js";
 import { callerCheck, METRICS_PATH, tokenReviewAuth } from "../server/caller-auth.js";
-import { MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER, parseListen, startHttpsServer } from "../server/https.js";
+import { MAX_CONNECTIONS, MAX_CONNECTIONS_PER_PEER, startHttpsServer } from "../server/https.js";
 import type { Logger } from "../observability/logger.js";
 import { createRegistry, createServerMetrics } from "../observability/metrics.js";
 import { MiB } from "../server/json-handler.js";
-import { loadKubeConfig } from "../kube/load-kubeconfig.js";
+import { ACK_LEASE_PREFIX_ENV, ACK_LEASE_SECONDS_ENV } from "../dataplane/xds/ack-records-lease.js";
 import { certFlagOptions, certFlagsHelp, parseCertFlags, serveTls } from "./serve-tls.js";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
 import { parseSecretRef } from "../certs/secret-store.js";
@@ -15,19 +15,22 @@ import { assembleServe, type ServeConfig, type ServeDeps } from "../wiring/serve
 import { kubeClient } from "../kube/client.js";
 import { parseDuration } from "./duration-flag.js";
 import { UsageError, type Command } from "./command.js";
+import { clusterFlagsHelp, clusterFlagOptions, optionalClusterAccess } from "./cluster-flags.js";
+import { listenAddress, readableFile, tlsPairFiles } from "./flag-files.js";
+import { CLUSTER_ENV, helpFooter } from "./help-footer.js";
 
 const help = `Usage: edge-operator serve --tls-cert FILE --tls-key FILE [options]
 
 Serves /convert, /validate, /mutate and /reconcile over HTTPS, with /healthz,
-/readyz and /metrics. The webhooks need no cluster; /reconcile does.
+/readyz and /metrics. The webhooks need no cluster; /reconcile, the caches
+and the conflict warnings need cluster access (--kubeconfig, --context).
 
 Options:
   --listen HOST:PORT        address to listen on (default 0.0.0.0:9443)
   --tls-cert FILE           PEM certificate chain (reloaded when the file changes)
   --tls-key FILE            PEM private key
   --convert-body-limit MIB  largest ConversionReview accepted, in MiB (default 64)
-  --kubeconfig FILE         cluster access for /reconcile and conflict warnings
-                            (default: $KUBECONFIG, then in-cluster)
+${clusterFlagsHelp()}
   --dataplane KIND          memory | envoy-configmap | xds (default memory)
   --dataplane-namespace NS  envoy-configmap: the ConfigMap's namespace (default
                             $POD_NAMESPACE, else default)
@@ -93,12 +96,30 @@ Options:
                             already failing, every answer Connection: close)
                             before the listener closes (default 0; the chart: 5s)
   -h, --help                this text
-${certFlagsHelp}`;
+${certFlagsHelp}${helpFooter([
+  ...CLUSTER_ENV,
+  {
+    name: "POD_NAMESPACE",
+    what: "the pod's namespace (downward API): --dataplane-namespace's default, and where the ACK records are",
+  },
+  {
+    name: "POD_NAME",
+    what: "the pod's name (downward API): with POD_NAMESPACE, xds writes its clients' ACK record Lease",
+  },
+  { name: "POD_UID", what: "the pod's uid (downward API): the ACK record's owner, so it goes with the pod" },
+  { name: ACK_LEASE_PREFIX_ENV, what: "the ACK record Leases' name prefix (default edge-operator-xds)" },
+  {
+    name: ACK_LEASE_SECONDS_ENV,
+    what: "how long an ACK record counts without a renewal, 1..3600 (default 15)",
+  },
+])}`;
 
 /** serve's flags: what the parts are made from (ServeConfig), and the listener's own. */
 export interface ServeOptions extends ServeConfig {
   listen: string;
   kubeconfig?: string;
+  /** --context: the kubeconfig context. */
+  context?: string;
   shutdownDelayMs: number;
   /** --max-connections: HTTPS connections held at once. */
   maxConnections: number;
@@ -119,7 +140,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "tls-cert": { type: "string" },
       "tls-key": { type: "string" },
       "convert-body-limit": { type: "string", default: "64" },
-      kubeconfig: { type: "string" },
+      ...clusterFlagOptions,
       dataplane: { type: "string", default: "memory" },
       "dataplane-namespace": { type: "string", default: process.env.POD_NAMESPACE ?? "default" },
       "dataplane-configmap": { type: "string", default: "edge-envoy-xds" },
@@ -152,7 +173,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
   const limit = Number(values["convert-body-limit"]);
   if (!Number.isFinite(limit) || limit <= 0)
     throw new UsageError("--convert-body-limit must be a positive number of MiB");
-  parseListen(values.listen);
+  listenAddress("--listen", values.listen);
   const maxConnections = positiveInteger("--max-connections", values["max-connections"]);
   const maxConnectionsPerPeer = positiveInteger(
     "--max-connections-per-peer",
@@ -168,11 +189,11 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       `--dataplane must be one of ${DATA_PLANES.join(", ")}, got ${JSON.stringify(values.dataplane)}`,
     );
   }
-  parseListen(values["xds-listen"]);
+  listenAddress("--xds-listen", values["xds-listen"]);
   const plaintextListen = values["xds-plaintext-listen"];
   if (plaintextListen !== undefined && !/^(\[[^\]]+\]|[^:]*):\d{1,5}$/.test(plaintextListen))
     throw new UsageError(`--xds-plaintext-listen must be HOST:PORT, got ${JSON.stringify(plaintextListen)}`);
-  if (plaintextListen !== undefined) parseListen(plaintextListen);
+  if (plaintextListen !== undefined) listenAddress("--xds-plaintext-listen", plaintextListen);
   const xdsOnly = (
     ["xds-plaintext-listen", "xds-client-ca", "xds-client-auth", "xds-client-cert-secret"] as const
   ).find((k) => values[k] !== undefined);
@@ -234,6 +255,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     tlsKey: values["tls-key"] ?? "",
     convertBodyLimit: Math.floor(limit * MiB),
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+    ...(values.context ? { context: values.context } : {}),
     ...(certs ? { certs: client ? { ...certs, client } : certs } : {}),
   };
 }
@@ -245,13 +267,20 @@ function positiveInteger(flag: string, value: string): number {
   return n;
 }
 
+/** The files the flags name, readable before anything starts (the parser takes any path; tests parse made-up ones). */
+function checkFiles(opts: ServeOptions): void {
+  if (!opts.certs) tlsPairFiles("--tls-cert", opts.tlsCert, "--tls-key", opts.tlsKey);
+  if (opts.clientCaFile) readableFile("--client-ca", opts.clientCaFile);
+  if (opts.xdsClientCaFile) readableFile("--xds-client-ca", opts.xdsClientCaFile);
+}
+
 /** Who may read /metrics with --metrics-auth: `get` on the non-resource URL, checked by the apiserver. */
 function metricsCheck(opts: ServeOptions): AppOptions["metricsAuth"] {
   if (!opts.metricsAuth) return undefined;
-  const access = loadKubeConfig(opts.kubeconfig);
+  const access = optionalClusterAccess(opts);
   if (!access)
     throw new UsageError(
-      "--metrics-auth needs cluster access for its TokenReviews: pass --kubeconfig, set KUBECONFIG, or run in a cluster",
+      "--metrics-auth needs cluster access for its TokenReviews: pass --kubeconfig, set KUBECONFIG, write ~/.kube/config, or run in a cluster",
     );
   return callerCheck(tokenReviewAuth(kubeClient(access), { access: { path: METRICS_PATH, verb: "get" } }));
 }
@@ -276,7 +305,9 @@ async function runServe(argv: string[], logger: Logger, inject: ServeInjections)
     process.stdout.write(help);
     return 0;
   }
-  const { host, port } = parseListen(opts.listen);
+  const { host, port } = listenAddress("--listen", opts.listen);
+  checkFiles(opts);
+  const access = optionalClusterAccess(opts);
   const metricsAuth = metricsCheck(opts);
   let tlsLoaded = false;
   const metrics = createServerMetrics(createRegistry());
@@ -285,7 +316,7 @@ async function runServe(argv: string[], logger: Logger, inject: ServeInjections)
   const parts = await assembleServe(opts, {
     log: logger,
     metrics,
-    access: loadKubeConfig(opts.kubeconfig),
+    access,
     ...("cert" in tls.tls ? { pair: tls.tls } : {}),
     ...(tls.caBundle ? { caBundle: tls.caBundle } : {}),
     ...inject,

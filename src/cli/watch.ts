@@ -4,7 +4,6 @@ import { podNamespace } from "../kube/service-account.js";
 import os from "node:os";
 import { parseArgs } from "node:util";
 import { parseListen } from "../server/https.js";
-import { loadKubeConfig } from "../kube/load-kubeconfig.js";
 import { createRegistry } from "../observability/metrics.js";
 import { kubeClient } from "../kube/client.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
@@ -13,6 +12,9 @@ import { reconcileClient, tokenSource, type ReconcileClient } from "../watcher/r
 import { ReloadingFile } from "../watcher/reloading-file.js";
 import { assembleWatch, type WatchConfig } from "../wiring/watch-parts.js";
 import { UsageError, type Command } from "./command.js";
+import { clusterFlagsHelp, clusterFlagOptions, requiredClusterAccess } from "./cluster-flags.js";
+import { CLUSTER_ENV, helpFooter } from "./help-footer.js";
+import { fileReason } from "../kube/file-reason.js";
 import { parseDuration } from "./duration-flag.js";
 
 const help = `Usage: edge-operator watch --reconcile-url URL [options]
@@ -24,7 +26,7 @@ the leader stops renewing.
 
 Options:
   --reconcile-url URL         where POST /reconcile is served (required)
-  --kubeconfig FILE           cluster access (default: $KUBECONFIG, then in-cluster)
+${clusterFlagsHelp(30)}
   --token-file FILE           bearer token for /reconcile (default: the service
                               account token if mounted, else the kubeconfig user's)
   --reconcile-ca FILE         PEM CA bundle to verify /reconcile's certificate
@@ -33,7 +35,8 @@ Options:
   --lease-name NAME           name of the Lease (default edge-operator-watcher)
   --lease-duration DURATION   how long a silent leader keeps the lease (default 15s)
   --no-leader-elect           always lead (a single replica)
-  --identity ID               this replica's name in the Lease (default HOSTNAME_random)
+  --identity ID               this replica's name in the Lease (default: the host
+                              name, _ and 8 random hex digits)
   --concurrency N             route keys reconciled at once (default 4)
   --qps Q, --burst B          overall limit on retries (default 50, 300)
   --route-key-qps Q, --route-key-burst B  route keys queued per second and at
@@ -55,11 +58,15 @@ Options:
   -h, --help                  this text
 
 Durations: 300ms, 15s, 5m, 1h, 1m30s.
-`;
+${helpFooter([
+  ...CLUSTER_ENV,
+  { name: "POD_IP", what: "the pod's IP (downward API): where --metrics-listen :PORT listens" },
+])}`;
 
 /** watch's flags: what the parts are made from (WatchConfig), and how the cluster and /reconcile are reached. */
 export interface WatchOptions extends WatchConfig {
   kubeconfig?: string;
+  context?: string;
   tokenFile?: string;
   reconcileCa?: string;
 }
@@ -96,7 +103,7 @@ export function parseWatchArgs(argv: string[]): WatchOptions | "help" {
     args: argv,
     options: {
       "reconcile-url": { type: "string" },
-      kubeconfig: { type: "string" },
+      ...clusterFlagOptions,
       "token-file": { type: "string" },
       "reconcile-ca": { type: "string" },
       "lease-namespace": { type: "string" },
@@ -151,6 +158,7 @@ export function parseWatchArgs(argv: string[]): WatchOptions | "help" {
   return {
     reconcileUrl: url,
     ...(values.kubeconfig ? { kubeconfig: values.kubeconfig } : {}),
+    ...(values.context ? { context: values.context } : {}),
     ...(values["token-file"] ? { tokenFile: values["token-file"] } : {}),
     ...(values["reconcile-ca"] ? { reconcileCa: values["reconcile-ca"] } : {}),
     leaderElect: !values["no-leader-elect"],
@@ -176,22 +184,8 @@ function readFileOr(flag: string, file: string): string {
   try {
     return readFileSync(file, "utf8");
   } catch (err) {
-    throw new UsageError(
-      `${flag}: cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-    );
+    throw new UsageError(`${flag} ${file}: ${fileReason(err)}`);
   }
-}
-
-/** The cluster to watch: --kubeconfig, $KUBECONFIG or in-cluster. */
-function clusterAccess(opts: WatchOptions): ClusterAccess {
-  let access;
-  try {
-    access = loadKubeConfig(opts.kubeconfig);
-  } catch (err) {
-    throw new UsageError(`--kubeconfig: ${(err as Error).message}`);
-  }
-  if (!access) throw new UsageError("no cluster: pass --kubeconfig, set KUBECONFIG, or run in a cluster");
-  return access;
 }
 
 /** Why a CA bundle cannot be used, or undefined: every certificate in it must parse (a file caught half-written does not). */
@@ -261,7 +255,7 @@ export const watchCommand: Command = {
       process.stdout.write(help);
       return 0;
     }
-    const access = clusterAccess(opts);
+    const access = requiredClusterAccess(opts);
     const parts = await assembleWatch(opts, {
       log: logger,
       registry: createRegistry(),

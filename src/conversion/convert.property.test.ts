@@ -24,6 +24,7 @@ const RUNS = { numRuns: 1000 };
 
 describe("conversion laws", () => {
   it("v2 → v1 → v2 gives back the same object; the v1 form is valid; v2 never carries the annotation", () => {
+    let withTls = 0;
     fc.assert(
       fc.property(routeV2, (obj) => {
         expectValid(validV2, obj);
@@ -32,6 +33,24 @@ describe("conversion laws", () => {
         const back = toV2(one);
         expect(back).toStrictEqual(obj);
         expect(back.metadata.annotations?.[V2_SPEC_ANNOTATION]).toBeUndefined();
+        // v1 cannot say TLS: a route with it always carries the whole spec.
+        if (obj.spec.tls !== undefined) {
+          withTls++;
+          expect(one.metadata.annotations?.[V2_SPEC_ANNOTATION]).toBe(JSON.stringify(obj.spec));
+        }
+      }),
+      RUNS,
+    );
+    expect(withTls).toBeGreaterThan(RUNS.numRuns / 10);
+  });
+
+  it("generates TLS only as the CRD's CEL rules admit it: with hostnames, for some of them, each once", () => {
+    fc.assert(
+      fc.property(routeV2, ({ spec }) => {
+        if (spec.tls === undefined) return;
+        expect(spec.hostnames?.length).toBeGreaterThan(0);
+        for (const h of spec.tls.hostnames ?? []) expect(spec.hostnames).toContain(h);
+        expect(new Set(spec.tls.hostnames).size).toBe(spec.tls.hostnames?.length ?? 0);
       }),
       RUNS,
     );
@@ -78,6 +97,7 @@ describe("conversion laws", () => {
         expect(after[0]?.matches[0]?.headers).toStrictEqual(before[0]?.matches[0]?.headers);
         expect(after[0]?.backends.slice(1)).toStrictEqual(before[0]?.backends.slice(1));
         expect(after[0]?.backends[0]?.weight).toStrictEqual(before[0]?.backends[0]?.weight);
+        expect(two.spec.tls).toStrictEqual(obj.spec.tls);
         if (edited.host !== undefined) {
           expect(two.spec.hostnames?.slice(1)).toStrictEqual(
             (obj.spec.hostnames ?? []).slice(1).filter((h) => h !== edited.host),

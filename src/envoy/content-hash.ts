@@ -19,6 +19,8 @@ export function contentJson(resources: EnvoyResources): string {
     resources.routeConfigurations,
     resources.clusters,
     resources.clusterLoadAssignments,
+    // Only when there are any: a snapshot without TLS keeps the version it had before TLS existed.
+    ...(resources.secrets.length > 0 ? [resources.secrets] : []),
   ]);
 }
 
@@ -51,6 +53,9 @@ export function contentVersion(resources: EnvoyResources): string {
     if (i > 0) hash.update(",");
     hashRouteConfiguration(hash, rc);
   });
-  hash.update(`],${JSON.stringify(resources.clusters)},${JSON.stringify(resources.clusterLoadAssignments)}]`);
+  hash.update(`],${JSON.stringify(resources.clusters)},${JSON.stringify(resources.clusterLoadAssignments)}`);
+  // The Secrets are hashed like the rest (a renewed certificate is a new version), never logged.
+  if (resources.secrets.length > 0) hash.update(`,${JSON.stringify(resources.secrets)}`);
+  hash.update("]");
   return hash.digest("hex").slice(0, VERSION_LENGTH);
 }

@@ -14,11 +14,21 @@ export const TYPE_URL = {
   httpConnectionManager:
     "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
   router: "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router",
+  secret: "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret",
+  downstreamTlsContext: "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext",
+  tlsInspector: "type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector",
 } as const;
 
 /** The RouteConfiguration that the listener asks for through RDS. */
 export const ROUTE_CONFIG_NAME = "edge";
 export const LISTENER_NAME = "http";
+/** The TLS listener: one filter chain per host served over HTTPS, each with its own route configuration. */
+export const HTTPS_LISTENER_NAME = "https";
+
+/** `https/HOST`: the route configuration of the HTTPS filter chain of HOST (a host name holds no `/`). */
+export function httpsRoutesName(hostname: string): string {
+  return `${HTTPS_LISTENER_NAME}/${hostname}`;
+}
 
 /** Where Envoy gets RDS and EDS: files in a watched directory (the ConfigMap mount), or ADS. */
 export type ConfigSourceOptions = { readonly kind: "path"; readonly dir: string } | { readonly kind: "ads" };
@@ -72,17 +82,73 @@ export interface VirtualHost {
   readonly routes: readonly EnvoyRoute[];
 }
 
+/** The one route of a host whose plain HTTP goes to HTTPS: named `namespace/name/https-redirect`. */
+export interface RedirectRoute {
+  readonly name: string;
+  readonly match: { readonly prefix: "/" };
+  readonly redirect: { readonly https_redirect: true; readonly response_code: "MOVED_PERMANENTLY" };
+}
+
+/** A TLS host's virtual host on the plain listener when plain HTTP is redirected. */
+export interface RedirectVirtualHost {
+  readonly name: string;
+  readonly domains: readonly string[];
+  readonly routes: readonly [RedirectRoute];
+}
+
 export interface RouteConfiguration {
   readonly "@type": typeof TYPE_URL.routeConfiguration;
   readonly name: string;
-  readonly virtual_hosts?: readonly VirtualHost[];
+  readonly virtual_hosts?: readonly (VirtualHost | RedirectVirtualHost)[];
+}
+
+/** A filter chain: the plain listener's one, or an HTTPS one matched by SNI and terminating TLS. */
+export interface FilterChain {
+  readonly filter_chain_match?: { readonly server_names: readonly string[] };
+  readonly filters: readonly unknown[];
+  readonly transport_socket?: {
+    readonly name: "envoy.transport_sockets.tls";
+    readonly typed_config: DownstreamTlsContext;
+  };
 }
 
 export interface Listener {
   readonly "@type": typeof TYPE_URL.listener;
   readonly name: string;
   readonly address: { readonly socket_address: { readonly address: string; readonly port_value: number } };
-  readonly filter_chains: readonly { readonly filters: readonly unknown[] }[];
+  readonly filter_chains: readonly FilterChain[];
+  readonly listener_filters?: readonly {
+    readonly name: string;
+    readonly typed_config: { readonly "@type": string };
+  }[];
+}
+
+export interface DownstreamTlsContext {
+  readonly "@type": typeof TYPE_URL.downstreamTlsContext;
+  readonly common_tls_context: {
+    readonly tls_params: {
+      readonly tls_minimum_protocol_version: "TLSv1_2";
+      readonly cipher_suites: readonly string[];
+    };
+    readonly tls_certificate_sds_secret_configs: readonly [
+      { readonly name: string; readonly sds_config: ConfigSource },
+    ];
+    readonly alpn_protocols: readonly string[];
+  };
+}
+
+/**
+ * An SDS Secret: a certificate chain and its key, inline. Only the xds sink
+ * serves it, and only to clients authenticated by mutual TLS; nothing logs it.
+ */
+export interface Secret {
+  readonly "@type": typeof TYPE_URL.secret;
+  /** `namespace/name` of the Kubernetes Secret. */
+  readonly name: string;
+  readonly tls_certificate: {
+    readonly certificate_chain: { readonly inline_string: string };
+    readonly private_key: { readonly inline_string: string };
+  };
 }
 
 export interface Cluster {
@@ -111,11 +177,28 @@ export interface EnvoyResources {
   readonly routeConfigurations: readonly RouteConfiguration[];
   readonly clusters: readonly Cluster[];
   readonly clusterLoadAssignments: readonly ClusterLoadAssignment[];
+  /** The SDS Secrets the HTTPS listener names, sorted by name; never written to Envoy's files. */
+  readonly secrets: readonly Secret[];
 }
 
 export interface ListenerOptions {
   readonly address: string;
   readonly port: number;
+}
+
+function httpConnectionManager(statPrefix: string, rds: ConfigSource, routeConfigName: string): unknown {
+  return {
+    name: "envoy.filters.network.http_connection_manager",
+    typed_config: {
+      "@type": TYPE_URL.httpConnectionManager,
+      stat_prefix: statPrefix,
+      // Route by host name whatever port the client wrote in Host.
+      strip_any_host_port: true,
+      // RDS, so that a route change updates the route table and never drains the listener.
+      rds: { config_source: rds, route_config_name: routeConfigName },
+      http_filters: [{ name: "envoy.filters.http.router", typed_config: { "@type": TYPE_URL.router } }],
+    },
+  };
 }
 
 export function listener(opts: ListenerOptions, source: ConfigSourceOptions): Listener {
@@ -124,28 +207,66 @@ export function listener(opts: ListenerOptions, source: ConfigSourceOptions): Li
     name: LISTENER_NAME,
     address: { socket_address: { address: opts.address, port_value: opts.port } },
     filter_chains: [
-      {
-        filters: [
-          {
-            name: "envoy.filters.network.http_connection_manager",
-            typed_config: {
-              "@type": TYPE_URL.httpConnectionManager,
-              stat_prefix: "edge",
-              // Route by host name whatever port the client wrote in Host.
-              strip_any_host_port: true,
-              // RDS, so that a route change updates the route table and never drains the listener.
-              rds: {
-                config_source: configSource(source, XDS_FILES.rds),
-                route_config_name: ROUTE_CONFIG_NAME,
-              },
-              http_filters: [
-                { name: "envoy.filters.http.router", typed_config: { "@type": TYPE_URL.router } },
-              ],
-            },
-          },
-        ],
-      },
+      { filters: [httpConnectionManager("edge", configSource(source, XDS_FILES.rds), ROUTE_CONFIG_NAME)] },
     ],
+  };
+}
+
+const ADS: ConfigSource = { ads: {}, resource_api_version: "V3" };
+
+/** One served TLS host: its SNI name and the SDS Secret (`namespace/name`) that holds its certificate. */
+export interface HttpsHost {
+  readonly hostname: string;
+  readonly secret: string;
+}
+
+/**
+ * The HTTPS listener: the TLS inspector reads the SNI name, and each host's
+ * filter chain terminates TLS with its certificate from SDS and routes by its
+ * own route configuration `https/HOST`, so a one-host change touches one
+ * route configuration, and a renewed certificate only its Secret. Always ADS:
+ * Envoy's files never carry a key, so this listener only goes over ADS.
+ * TLS 1.2 and up, TLS 1.2 with `ciphers` (ECDHE and AEAD only); TLS 1.3 keeps
+ * BoringSSL's suites, which are all modern.
+ */
+export function httpsListener(
+  opts: ListenerOptions,
+  hosts: readonly HttpsHost[],
+  ciphers: readonly string[],
+): Listener {
+  return {
+    "@type": TYPE_URL.listener,
+    name: HTTPS_LISTENER_NAME,
+    address: { socket_address: { address: opts.address, port_value: opts.port } },
+    filter_chains: hosts.map((h) => ({
+      filter_chain_match: { server_names: [h.hostname] },
+      filters: [httpConnectionManager("https", ADS, httpsRoutesName(h.hostname))],
+      transport_socket: {
+        name: "envoy.transport_sockets.tls",
+        typed_config: {
+          "@type": TYPE_URL.downstreamTlsContext,
+          common_tls_context: {
+            tls_params: { tls_minimum_protocol_version: "TLSv1_2", cipher_suites: ciphers },
+            tls_certificate_sds_secret_configs: [{ name: h.secret, sds_config: ADS }],
+            alpn_protocols: ["h2", "http/1.1"],
+          },
+        },
+      },
+    })),
+    listener_filters: [
+      { name: "envoy.filters.listener.tls_inspector", typed_config: { "@type": TYPE_URL.tlsInspector } },
+    ],
+  };
+}
+
+export function secretResource(name: string, certificate: string, privateKey: string): Secret {
+  return {
+    "@type": TYPE_URL.secret,
+    name,
+    tls_certificate: {
+      certificate_chain: { inline_string: certificate },
+      private_key: { inline_string: privateKey },
+    },
   };
 }
 

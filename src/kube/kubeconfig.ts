@@ -10,7 +10,8 @@ import net from "node:net";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { parseProxyUrl } from "./proxy-tunnel.js";
-import { SERVICE_ACCOUNT_DIR } from "./service-account.js";
+import { fileReason } from "./file-reason.js";
+import { podNamespace, SERVICE_ACCOUNT_DIR } from "./service-account.js";
 
 /** TLS material for the agent, fixed for the life of the process. */
 export interface TlsMaterial {
@@ -33,6 +34,8 @@ export interface ClusterAccess {
   readonly source: string;
   /** The apiserver's URL, without a trailing slash. */
   readonly server: string;
+  /** The context's namespace (in-cluster: the pod's), for commands that default to it as kubectl does. */
+  readonly namespace?: string;
   readonly tls: TlsMaterial;
   /** The cluster's `proxy-url`: an http:// proxy every connection tunnels through (CONNECT). */
   readonly proxyUrl?: URL;
@@ -72,6 +75,7 @@ export interface MergedKubeconfig extends KubeconfigEntries {
 /** The current context resolved to its cluster and user (absent user = anonymous). */
 export interface SelectedContext {
   readonly context: string;
+  readonly namespace?: string;
   readonly cluster: Named;
   readonly user?: Named;
 }
@@ -156,13 +160,23 @@ export function mergeKubeconfigs(docs: readonly KubeconfigDoc[]): MergedKubeconf
   };
 }
 
-/** The current context's cluster and user, or a one-line reason naming the file(s). */
-export function selectCurrentContext(merged: MergedKubeconfig): SelectedContext {
+/**
+ * The current context's cluster and user (or those of `contextName`, kubectl's
+ * --context), or a one-line reason naming the file(s).
+ */
+export function selectCurrentContext(merged: MergedKubeconfig, contextName?: string): SelectedContext {
   const where = merged.files.join(path.delimiter);
-  const name = merged.currentContext;
-  if (!name) throw new Error(`${where}: no current-context is set`);
+  const name = contextName ?? merged.currentContext;
+  if (!name) throw new Error(`${where}: no current-context is set (pass --context)`);
   const context = merged.contexts.get(name);
-  if (!context) throw new Error(`${where}: current-context "${name}" names no context`);
+  if (!context)
+    throw new Error(
+      contextName !== undefined
+        ? `${where}: no context named "${name}"`
+        : `${where}: current-context "${name}" names no context`,
+    );
+  const ns = str(context.fields, "namespace");
+  const namespace = ns ? { namespace: ns } : {};
   const clusterName = context.fields.cluster;
   if (typeof clusterName !== "string" || clusterName === "") {
     throw new Error(`${context.file}: context "${name}" names no cluster`);
@@ -170,10 +184,10 @@ export function selectCurrentContext(merged: MergedKubeconfig): SelectedContext 
   const cluster = merged.clusters.get(clusterName);
   if (!cluster) throw new Error(`${where}: cluster "${clusterName}" was not found for context "${name}"`);
   const userName = context.fields.user;
-  if (typeof userName !== "string" || userName === "") return { context: name, cluster };
+  if (typeof userName !== "string" || userName === "") return { context: name, ...namespace, cluster };
   const user = merged.users.get(userName);
   if (!user) throw new Error(`${where}: user "${userName}" was not found for context "${name}"`);
-  return { context: name, cluster, user };
+  return { context: name, ...namespace, cluster, user };
 }
 
 const str = (r: Raw, k: string): string | undefined => {
@@ -185,9 +199,7 @@ function readOrFail(file: string, what: string): Buffer {
   try {
     return readFileSync(file);
   } catch (e) {
-    throw new Error(
-      `${what} ${file}: cannot read (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`,
-    );
+    throw new Error(`${what} ${file}: ${fileReason(e)}`);
   }
 }
 
@@ -265,6 +277,7 @@ export function accessFromContext(
   return {
     source,
     server: server.replace(/\/+$/, ""),
+    ...(selected.namespace ? { namespace: selected.namespace } : {}),
     tls,
     ...(proxyUrl ? { proxyUrl } : {}),
     ...(token ? { token } : {}),
@@ -351,11 +364,15 @@ function pluginCredentials(u: Named, server: string): () => Promise<Credentials>
   };
 }
 
-/** Reads and merges kubeconfig files. Files in a $KUBECONFIG list that do not exist are skipped, as kubectl does. */
-export function loadKubeconfigFiles(
-  files: readonly string[],
-  opts: AccessOptions & { skipMissing?: boolean } = {},
-): ClusterAccess {
+export interface LoadOptions extends AccessOptions {
+  /** Files that do not exist are left out, as kubectl does for a $KUBECONFIG list. */
+  skipMissing?: boolean;
+  /** kubectl's --context: this context instead of current-context. */
+  context?: string;
+}
+
+/** Reads and merges kubeconfig files, the first to name an entry winning. */
+export function loadKubeconfigFiles(files: readonly string[], opts: LoadOptions = {}): ClusterAccess {
   const docs: KubeconfigDoc[] = [];
   for (const file of files) {
     let text: string;
@@ -364,13 +381,17 @@ export function loadKubeconfigFiles(
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
       if (opts.skipMissing && code === "ENOENT") continue;
-      throw new Error(`${file}: cannot read the kubeconfig (${code ?? (e as Error).message})`);
+      throw new Error(`kubeconfig ${file}: ${fileReason(e)}`);
     }
     docs.push(parseKubeconfig(text, file));
   }
   if (docs.length === 0) throw new Error(`${files.join(path.delimiter)}: no kubeconfig file exists`);
   const merged = mergeKubeconfigs(docs);
-  return accessFromContext(selectCurrentContext(merged), merged.files.join(path.delimiter), opts);
+  return accessFromContext(
+    selectCurrentContext(merged, opts.context),
+    merged.files.join(path.delimiter),
+    opts,
+  );
 }
 
 export interface InClusterOptions extends AccessOptions {
@@ -390,8 +411,10 @@ export function inClusterAccess(opts: InClusterOptions = {}): ClusterAccess {
   }
   const ca = readOrFail(path.join(dir, "ca.crt"), "in-cluster: service account CA");
   const token = fileToken(path.join(dir, "token"), "in-cluster: service account token", opts.tokenMaxAgeMs);
+  const namespace = podNamespace(path.join(dir, "namespace"));
   return {
     source: "in-cluster",
+    ...(namespace ? { namespace } : {}),
     server: `https://${net.isIPv6(host) ? `[${host}]` : host}:${port}`,
     tls: { ca, rejectUnauthorized: true },
     credentials: () => Promise.resolve({ headers: { authorization: `Bearer ${token()}` } }),

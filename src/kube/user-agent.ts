@@ -2,29 +2,9 @@
 // request: which program, which version, which job (`serve`, `watch`, ...),
 // so a flood or a failing client can be traced to its process.
 
-import { existsSync, readFileSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
+import { VERSION } from "../observability/build-info.js";
 
-/** package.json's version, found above this module in src/ or dist/src/ (the image copies it to /app). */
-function packageVersion(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (let i = 0; i < 5; i++) {
-    const file = path.join(dir, "package.json");
-    if (existsSync(file)) {
-      try {
-        const pkg = JSON.parse(readFileSync(file, "utf8")) as { name?: unknown; version?: unknown };
-        if (pkg.name === "edge-operator" && typeof pkg.version === "string") return pkg.version;
-      } catch {
-        // unreadable: look further up
-      }
-    }
-    dir = path.dirname(dir);
-  }
-  return "unknown";
-}
-
-export const VERSION = packageVersion();
+export { VERSION };
 
 let component = "cli";
 

@@ -8,7 +8,7 @@ import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
 import { ADMISSION_BODY_LIMIT, parseReview, reviewReply } from "./admission-review.js";
 import type { AdmissionRequest, Verdict } from "../webhooks/review.js";
-import { mutateReview, validateReview } from "../webhooks/admission.js";
+import { mutateReview, validateReview, type TlsSecretExists } from "../webhooks/admission.js";
 import { ConflictIndex } from "../webhooks/conflicts.js";
 import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from "../api/webhook-registration.js";
 
@@ -44,19 +44,26 @@ function admissionHandler(
  * The admission webhooks. Neither has side effects (`sideEffects: None`), so
  * a dryRun request is answered like any other: the conflict lookup only reads.
  * With a cluster, /validate also warns about routes
- * that an older route already owns; without one it judges the object alone.
+ * that an older route already owns, and (given `tlsSecretExists`) about a TLS
+ * Secret that does not exist yet; without one it judges the object alone.
  */
 export function admissionHandlers(
   access: ClusterAccess | undefined,
-  deps: { log: Logger; metrics: ServerMetrics; conflicts?: ConflictIndex },
+  deps: {
+    log: Logger;
+    metrics: ServerMetrics;
+    conflicts?: ConflictIndex;
+    tlsSecretExists?: TlsSecretExists;
+  },
 ): JsonHandler[] {
   // serve hands in an index fed by its one EdgeRoute watch (the cache's); else one of its own.
   const conflicts = deps.conflicts ?? (access ? new ConflictIndex(access, { log: deps.log }) : undefined);
+  const lookups = deps.tlsSecretExists ? { tlsSecretExists: deps.tlsSecretExists } : {};
   return [
     admissionHandler(
       VALIDATING_WEBHOOK.path,
       VALIDATING_WEBHOOK.suffix,
-      (request) => validateReview(request, conflicts),
+      (request) => validateReview(request, conflicts, lookups),
       deps.metrics,
     ),
     admissionHandler(MUTATING_WEBHOOK.path, MUTATING_WEBHOOK.suffix, mutateReview, deps.metrics),

@@ -8,7 +8,12 @@ import type { XdsDataPlane } from "../dataplane/xds/xds-dataplane.js";
 import { callerCheck, type CallerAuth } from "./caller-auth.js";
 import { errorReply, type JsonHandler } from "./json-handler.js";
 
-/** GET /debug/xds: the xds sink only: the version served, the verdict, each client. */
+/**
+ * GET /debug/xds: the xds sink only: the version served, the verdict, each
+ * client. No resource is printed, so no Secret's contents: of the Secret type
+ * a client's report holds the names it asked for and the version it ACKed,
+ * and its NACK's words are not kept (stream.ts nackWords).
+ */
 export function xdsDebugHandler(xds: XdsDataPlane, auth: CallerAuth): JsonHandler {
   return {
     path: "/debug/xds",

@@ -48,4 +48,14 @@ describe("the files Envoy reads", () => {
       },
     });
   });
+
+  it("never carry TLS: no HTTPS listener, no https/HOST, no Secret, no key byte", () => {
+    for (const name of goldenCases().filter((n) => n.startsWith("tls-") || n === "docs-install-tls")) {
+      const snapshot = goldenSnapshot(name);
+      const text = Object.values(envoyFiles(snapshot)).join("\n");
+      expect(text, name).not.toMatch(/PRIVATE KEY|BEGIN CERTIFICATE|transport_sockets\.tls|"https"|https\//);
+      for (const s of snapshot.resources.secrets)
+        expect(text).not.toContain(s.tls_certificate.private_key.inline_string.split("\n")[1]);
+    }
+  });
 });

@@ -3,9 +3,22 @@
 // points LDS and CDS at them. The listener's RDS and the clusters' EDS point at
 // rds.json and eds.json themselves (see envoy-resources.ts), so a route change
 // rewrites the route table and never the listener: no drain.
+//
+// TLS is not in the files: a ConfigMap is no place for a private key (anyone
+// who may read ConfigMaps in the namespace would read it, and it would sit in
+// etcd unencrypted at rest). The HTTPS listener, its `https/HOST` route
+// configurations and the Secrets are left out, so this sink serves plain HTTP
+// only; TLS needs the xds sink, which serves Secrets by SDS to authenticated
+// proxies (docs/architecture.md, "TLS at the edge").
 
 import { stringify } from "yaml";
-import { DEFAULT_XDS_DIR, TYPE_URL, XDS_FILES } from "../envoy/envoy-resources.js";
+import {
+  DEFAULT_XDS_DIR,
+  HTTPS_LISTENER_NAME,
+  ROUTE_CONFIG_NAME,
+  TYPE_URL,
+  XDS_FILES,
+} from "../envoy/envoy-resources.js";
 import type { Snapshot } from "./snapshot.js";
 
 export interface DiscoveryResponse {
@@ -48,10 +61,13 @@ export function envoyBootstrap(opts: BootstrapOptions = {}): Record<string, unkn
 /** File name → content, for every file in the watched directory. */
 export function envoyFiles(snapshot: Snapshot, opts: BootstrapOptions = {}): Record<string, string> {
   const { version, resources } = snapshot;
+  // Plain HTTP only: never a key in a ConfigMap (above).
+  const listeners = resources.listeners.filter((l) => l.name !== HTTPS_LISTENER_NAME);
+  const routeConfigurations = resources.routeConfigurations.filter((rc) => rc.name === ROUTE_CONFIG_NAME);
   return {
-    [XDS_FILES.lds]: JSON.stringify(discoveryResponse(version, TYPE_URL.listener, resources.listeners)),
+    [XDS_FILES.lds]: JSON.stringify(discoveryResponse(version, TYPE_URL.listener, listeners)),
     [XDS_FILES.rds]: JSON.stringify(
-      discoveryResponse(version, TYPE_URL.routeConfiguration, resources.routeConfigurations),
+      discoveryResponse(version, TYPE_URL.routeConfiguration, routeConfigurations),
     ),
     [XDS_FILES.cds]: JSON.stringify(discoveryResponse(version, TYPE_URL.cluster, resources.clusters)),
     [XDS_FILES.eds]: JSON.stringify(

@@ -20,6 +20,7 @@ describe("generated resources against Envoy's protos", () => {
         ...resources.routeConfigurations,
         ...resources.clusters,
         ...resources.clusterLoadAssignments,
+        ...resources.secrets,
       ];
       expect(all.length).toBeGreaterThan(0);
       for (const resource of all) {

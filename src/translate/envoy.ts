@@ -23,8 +23,12 @@ import {
   cluster,
   clusterLoadAssignment,
   DEFAULT_XDS_DIR,
+  HTTPS_LISTENER_NAME,
+  httpsListener,
+  httpsRoutesName,
   listener,
   ROUTE_CONFIG_NAME,
+  secretResource,
   TYPE_URL,
   type Cluster,
   type ClusterLoadAssignment,
@@ -35,11 +39,17 @@ import {
   type LbEndpoint,
   type Listener,
   type ListenerOptions,
+  type RedirectRoute,
+  type RedirectVirtualHost,
   type RouteAction,
   type RouteConfiguration,
+  type Secret,
   type VirtualHost,
 } from "../envoy/envoy-resources.js";
+import { TLS12_CIPHER_SUITES } from "../envoy/tls-ciphers.js";
+import { compareHostnames } from "../routing/route-order.js";
 import type { RouteModel } from "./model.js";
+import type { TlsModel } from "./tls-hosts.js";
 
 export interface EnvoyOptions {
   /** Default 0.0.0.0:8080. */
@@ -48,26 +58,98 @@ export interface EnvoyOptions {
   readonly configSource?: ConfigSourceOptions;
   /** Protobuf Duration JSON; default `5s`. */
   readonly connectTimeout?: string;
+  /** The HTTPS listener, made only when a host is served over TLS; default 0.0.0.0:8443. */
+  readonly httpsListener?: Partial<ListenerOptions>;
+  /** When certificates are checked for validity; default: the time of the build. */
+  readonly now?: Date;
 }
 
-/** The model as Envoy's four resource types, pointing RDS and EDS at `options.configSource`. */
+/** The plain listener's one route for a host whose plain HTTP goes to HTTPS. */
+function redirectHost(hostname: string, routeKey: string): RedirectVirtualHost {
+  const route: RedirectRoute = {
+    name: `${routeKey}/https-redirect`,
+    match: { prefix: "/" },
+    redirect: { https_redirect: true, response_code: "MOVED_PERMANENTLY" },
+  };
+  return { name: hostname, domains: [hostname], routes: [route] };
+}
+
+/** `edge`'s virtual hosts: a TLS host that redirects gets the redirect instead of its routes. */
+function plainVirtualHosts(
+  virtualHosts: readonly VirtualHost[],
+  tls: TlsModel,
+): readonly (VirtualHost | RedirectVirtualHost)[] {
+  const redirects = new Map(tls.hosts.filter((h) => h.redirect).map((h) => [h.hostname, h.route]));
+  if (redirects.size === 0) return virtualHosts;
+  const out: (VirtualHost | RedirectVirtualHost)[] = virtualHosts.map((vh) => {
+    const route = redirects.get(vh.name);
+    return route === undefined ? vh : redirectHost(vh.name, route);
+  });
+  const present = new Set(virtualHosts.map((vh) => vh.name));
+  for (const [hostname, route] of redirects)
+    if (!present.has(hostname)) out.push(redirectHost(hostname, route));
+  return out.sort((a, b) => compareHostnames(a.name, b.name));
+}
+
+/**
+ * `https/HOST` for each host served over TLS: the host's own virtual host,
+ * with every route of it (TLS is the host's, as in Contour: its paths may come
+ * from several routes).
+ */
+function httpsRouteConfigurations(virtualHosts: readonly VirtualHost[], tls: TlsModel): RouteConfiguration[] {
+  const byName = new Map(virtualHosts.map((vh) => [vh.name, vh]));
+  return tls.hosts.map((h) => ({
+    "@type": TYPE_URL.routeConfiguration,
+    name: httpsRoutesName(h.hostname),
+    virtual_hosts: [byName.get(h.hostname) ?? { name: h.hostname, domains: [h.hostname], routes: [] }],
+  }));
+}
+
+function secretsOf(tls: TlsModel): Secret[] {
+  return [...tls.secrets].map(([name, s]) => secretResource(name, s.certificate, s.privateKey));
+}
+
+/**
+ * The model as Envoy's resources, pointing RDS and EDS at `options.configSource`.
+ * With hosts served over TLS, also the HTTPS listener `https` (always over
+ * ADS), a route configuration `https/HOST` per host after `edge` (a reader
+ * that indexes virtual hosts by domain, later ones winning, so finds a TLS
+ * host's real routes: what gRPC's `edge/HOST` carries), and their Secrets.
+ */
 export function envoyResources(model: RouteModel, options: EnvoyOptions = {}): EnvoyResources {
   const source = options.configSource ?? { kind: "path", dir: DEFAULT_XDS_DIR };
-  const { virtualHosts, clusters } = model;
+  const { virtualHosts, clusters, tls } = model;
+  const plain = plainVirtualHosts(virtualHosts, tls);
+  const https =
+    tls.hosts.length === 0
+      ? []
+      : [
+          httpsListener(
+            {
+              address: options.httpsListener?.address ?? "0.0.0.0",
+              port: options.httpsListener?.port ?? 8443,
+            },
+            tls.hosts,
+            TLS12_CIPHER_SUITES,
+          ),
+        ];
   return {
     listeners: [
       listener(
         { address: options.listener?.address ?? "0.0.0.0", port: options.listener?.port ?? 8080 },
         source,
       ),
+      ...https,
     ],
     routeConfigurations: [
-      virtualHosts.length === 0
+      plain.length === 0
         ? { "@type": TYPE_URL.routeConfiguration, name: ROUTE_CONFIG_NAME }
-        : { "@type": TYPE_URL.routeConfiguration, name: ROUTE_CONFIG_NAME, virtual_hosts: virtualHosts },
+        : { "@type": TYPE_URL.routeConfiguration, name: ROUTE_CONFIG_NAME, virtual_hosts: plain },
+      ...httpsRouteConfigurations(virtualHosts, tls),
     ],
     clusters: clusters.map((c) => cluster(c.name, options.connectTimeout ?? "5s", source)),
     clusterLoadAssignments: clusters.map((c) => clusterLoadAssignment(c.name, c.addresses)),
+    secrets: secretsOf(tls),
   };
 }
 
@@ -81,7 +163,9 @@ export type AdsRoute = Omit<EnvoyRoute, "match" | "route"> & {
   readonly route: RouteAction & { readonly max_stream_duration?: { readonly max_stream_duration: string } };
 };
 
-export type AdsVirtualHost = Omit<VirtualHost, "routes"> & { readonly routes: readonly AdsRoute[] };
+export type AdsVirtualHost = Omit<VirtualHost, "routes"> & {
+  readonly routes: readonly (AdsRoute | RedirectRoute)[];
+};
 
 export interface AdsRouteConfiguration extends ResourceJson {
   readonly name: string;
@@ -99,12 +183,17 @@ export interface AdsClusterLoadAssignment extends ResourceJson {
   ];
 }
 
-/** What the xds sink serves every client: Envoy's listener, `edge`, the clusters and their endpoints. */
+/**
+ * What the xds sink serves: Envoy's listeners, `edge` (and `https/HOST`), the
+ * clusters and their endpoints to every client; the Secrets only to clients
+ * authenticated by mutual TLS.
+ */
 export interface AdsResources {
   readonly listeners: readonly Listener[];
   readonly routeConfigurations: readonly AdsRouteConfiguration[];
   readonly clusters: readonly Cluster[];
   readonly clusterLoadAssignments: readonly (ClusterLoadAssignment | AdsClusterLoadAssignment)[];
+  readonly secrets: readonly Secret[];
 }
 
 const ADS_SOURCE: ConfigSource = { ads: {}, resource_api_version: "V3" };
@@ -136,12 +225,15 @@ const streamDurations = new WeakMap<RouteAction, AdsRoute["route"]>();
  */
 export function adsRouteConfiguration(rc: RouteConfiguration): AdsRouteConfiguration {
   const hosts = rc.virtual_hosts ?? [];
-  const catchAll = hosts.some((vh) => vh.domains.includes("*")) ? [] : [NO_ROUTES];
+  // `https/HOST` is Envoy's only, and reached by its SNI name: no catch-all.
+  const catchAll =
+    rc.name !== ROUTE_CONFIG_NAME || hosts.some((vh) => vh.domains.includes("*")) ? [] : [NO_ROUTES];
   return {
     ...rc,
     virtual_hosts: [...hosts, ...catchAll].map((vh) => ({
       ...vh,
-      routes: vh.routes.flatMap((r): AdsRoute[] => {
+      routes: vh.routes.flatMap((r): (AdsRoute | RedirectRoute)[] => {
+        if ("redirect" in r) return [r];
         const route = withStreamDuration(r.route);
         if (!("path_separated_prefix" in r.match)) return [{ ...r, route }];
         const { path_separated_prefix: p, headers } = r.match;
@@ -166,10 +258,13 @@ export function withLocality(cla: ClusterLoadAssignment): ClusterLoadAssignment 
 export function adsResources(resources: EnvoyResources): AdsResources {
   return {
     listeners: resources.listeners.map((l) =>
-      listener(
-        { address: l.address.socket_address.address, port: l.address.socket_address.port_value },
-        { kind: "ads" },
-      ),
+      // The HTTPS listener is made for ADS already.
+      l.name === HTTPS_LISTENER_NAME
+        ? l
+        : listener(
+            { address: l.address.socket_address.address, port: l.address.socket_address.port_value },
+            { kind: "ads" },
+          ),
     ),
     routeConfigurations: resources.routeConfigurations.map(adsRouteConfiguration),
     clusters: resources.clusters.map((c) => ({
@@ -177,5 +272,6 @@ export function adsResources(resources: EnvoyResources): AdsResources {
       eds_cluster_config: { eds_config: ADS_SOURCE, service_name: c.eds_cluster_config.service_name },
     })),
     clusterLoadAssignments: resources.clusterLoadAssignments.map(withLocality),
+    secrets: resources.secrets,
   };
 }

@@ -10,7 +10,13 @@
 // Envoy's listener is not among them: an API listener is what gRPC takes, and
 // Envoy takes its own listener only (docs/architecture.md, "The xds sink").
 
-import { LISTENER_NAME, ROUTE_CONFIG_NAME, TYPE_URL, type ConfigSource } from "../envoy/envoy-resources.js";
+import {
+  HTTPS_LISTENER_NAME,
+  LISTENER_NAME,
+  ROUTE_CONFIG_NAME,
+  TYPE_URL,
+  type ConfigSource,
+} from "../envoy/envoy-resources.js";
 import {
   NO_ROUTES,
   type AdsClusterLoadAssignment,
@@ -20,7 +26,7 @@ import {
   type ResourceJson,
 } from "./envoy.js";
 import { routeKeyOfEntry } from "./model.js";
-import type { Cluster, ClusterLoadAssignment, RouteAction, VirtualHost } from "../envoy/envoy-resources.js";
+import type { Cluster, ClusterLoadAssignment, RouteAction } from "../envoy/envoy-resources.js";
 
 const ROUTER = { name: "envoy.filters.http.router", typed_config: { "@type": TYPE_URL.router } } as const;
 const ADS_SOURCE: ConfigSource = { ads: {}, resource_api_version: "V3" };
@@ -46,9 +52,9 @@ export function hostOfRoutesName(name: string): string | undefined {
 
 const HOSTNAME = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
-/** A name a gRPC target can ask LDS for: a DNS-1123 host name, and not Envoy's own listener's. */
+/** A name a gRPC target can ask LDS for: a DNS-1123 host name, and not one of Envoy's own listeners'. */
 export function isApiListenerName(name: string): boolean {
-  return name.length <= 253 && HOSTNAME.test(name) && name !== LISTENER_NAME;
+  return name.length <= 253 && HOSTNAME.test(name) && name !== LISTENER_NAME && name !== HTTPS_LISTENER_NAME;
 }
 
 /** The API listener a gRPC client asks for by the host name in its `xds:///HOST` target. */
@@ -98,16 +104,20 @@ export function hostRouteConfiguration(
 }
 
 /** The keys (`namespace/name`) of the routes in a virtual host, sorted. */
-export function routesOfVirtualHost(vh: VirtualHost): readonly string[] {
+export function routesOfVirtualHost(vh: {
+  readonly routes: readonly { readonly name: string }[];
+}): readonly string[] {
   return [...new Set(vh.routes.map((r) => routeKeyOfEntry(r.name)))].sort();
 }
 
 /** The clusters a virtual host's routes reach, sorted. */
 export function clustersOfVirtualHost(vh: {
-  readonly routes: readonly { readonly route: RouteAction }[];
+  readonly routes: readonly ({ readonly route: RouteAction } | { readonly redirect: unknown })[];
 }): readonly string[] {
   const names = new Set<string>();
   for (const r of vh.routes) {
+    // A redirect reaches no cluster.
+    if (!("route" in r)) continue;
     if ("cluster" in r.route) names.add(r.route.cluster);
     else for (const c of r.route.weighted_clusters.clusters) names.add(c.name);
   }

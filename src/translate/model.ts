@@ -18,12 +18,15 @@ import { RouteActions } from "./route-actions.js";
 import { checkRoute, isWellShaped } from "../routing/route-check.js";
 import { ageOrder, compareHostnames, creationTime, keyOrder, orderKeyOf } from "../routing/route-order.js";
 import type { ServiceEndpoints, SocketAddress } from "../routing/service-endpoints.js";
-import type { TlsOutcome } from "./tls-secrets.js";
+import { claimTlsHosts, NO_TLS, type TlsModel } from "./tls-hosts.js";
+import { NO_SECRETS, type TlsOutcome, type TlsSecrets } from "./tls-secrets.js";
 
 export type RejectReason = "Conflicted" | "ServiceNotFound" | "Invalid";
 
-/** What the snapshot did with one route. `dropped` lists the matches an older route kept for itself. */
-/** `tls` is present exactly when the route's spec has `tls`. */
+/**
+ * What the snapshot did with one route. `dropped` lists the matches an older
+ * route kept for itself; `tls` is present exactly when the route's spec has `tls`.
+ */
 export type RouteOutcome =
   | {
       readonly key: string;
@@ -54,6 +57,14 @@ export interface RouteModel {
   readonly virtualHosts: readonly VirtualHost[];
   /** Sorted by name. */
   readonly clusters: readonly BackendCluster[];
+  /** The hosts served over HTTPS and their Secrets (tls-hosts.ts). */
+  readonly tls: TlsModel;
+}
+
+/** What TLS is translated with: the referenced Secrets' contents, and the time certificates are checked at. */
+export interface TlsInputs {
+  readonly secrets: TlsSecrets;
+  readonly now: Date;
 }
 
 /** The routes' Services, by `namespace/name`; a Service absent from the map does not exist. */
@@ -145,18 +156,49 @@ function sortedRoutes(host: HostRoutes): EnvoyRoute[] {
   return order.map((i) => routes[i] as EnvoyRoute);
 }
 
-/** The routing model of the live routes: rank, claim, virtual hosts, clusters. */
-export function translateRoutes(routes: readonly EdgeRouteV2[], endpoints: EndpointsByService): RouteModel {
+/** The routing model of the live routes: rank, claim, virtual hosts, clusters, TLS hosts. */
+export function translateRoutes(
+  routes: readonly EdgeRouteV2[],
+  endpoints: EndpointsByService,
+  tlsInputs: TlsInputs = { secrets: NO_SECRETS, now: new Date() },
+): RouteModel {
   const ranking = rankRoutes(routes);
   const claimed = claimRoutes(routes, ranking, endpoints);
+  const tls = claimTls(routes, ranking, claimed.outcomes, tlsInputs);
   return {
-    outcomes: claimed.outcomes,
+    outcomes: tls === NO_TLS ? claimed.outcomes : withTls(claimed.outcomes, tls),
     virtualHosts: virtualHostsOf(claimed.byHost),
     clusters: clusterNamesOf(claimed.usedActions).map((name) => ({
       name,
       addresses: addressesOf(name, endpoints),
     })),
+    tls,
   };
+}
+
+/** TLS hosts, claimed in the same age order as the paths. */
+function claimTls(
+  routes: readonly EdgeRouteV2[],
+  { keys, keyRank, byAge }: Ranking,
+  outcomes: readonly RouteOutcome[],
+  { secrets, now }: TlsInputs,
+): TlsModel {
+  return claimTlsHosts(
+    byAge.map((i) => ({
+      route: routes[i] as EdgeRouteV2,
+      key: keys[i] as string,
+      accepted: (outcomes[keyRank[i] as number] as RouteOutcome).accepted,
+    })),
+    secrets,
+    now,
+  );
+}
+
+function withTls(outcomes: readonly RouteOutcome[], tls: TlsModel): RouteOutcome[] {
+  return outcomes.map((o) => {
+    const t = tls.outcomes.get(o.key);
+    return t === undefined ? o : { ...o, tls: t };
+  });
 }
 
 /** The routes' keys and their two orders: by key (where each outcome goes) and by age (who claims first). */

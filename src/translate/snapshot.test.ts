@@ -132,7 +132,7 @@ const routesArb: fc.Arbitrary<EdgeRouteV2[]> = fc
 
 function allRoutes(s: Snapshot): { host: string; route: EnvoyRoute }[] {
   return (s.resources.routeConfigurations[0]?.virtual_hosts ?? []).flatMap((vh) =>
-    vh.routes.map((route) => ({ host: vh.name, route })),
+    vh.routes.flatMap((route) => ("route" in route ? [{ host: vh.name, route }] : [])),
   );
 }
 

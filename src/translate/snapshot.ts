@@ -1,7 +1,8 @@
 // The translation, as one stage in named steps (as Envoy Gateway's translator
 // and Contour's dag.Build are lists of steps), each pure and in a file of its own:
-//  1. model.ts: routes + the Services' endpoints → the routing model (an
-//     outcome per route, virtual hosts with their ordered routes, clusters);
+//  1. model.ts: routes + the Services' endpoints (+ the referenced TLS
+//     Secrets) → the routing model (an outcome per route, virtual hosts with
+//     their ordered routes, clusters, the hosts served over TLS: tls-hosts.ts);
 //  2. envoy.ts: the model → Envoy's resources, versioned here by a hash of
 //     their content: the snapshot every sink is handed (envoy-files.ts writes
 //     it as Envoy's files); and the same resources as served over ADS;
@@ -36,10 +37,10 @@ export function buildSnapshot(
   routes: readonly EdgeRouteV2[],
   endpoints: EndpointsByService,
   options: SnapshotOptions = {},
-  // The referenced TLS Secrets' contents; TLS is translated by the next change.
-  _secrets: TlsSecrets = NO_SECRETS,
+  // The referenced TLS Secrets' contents, checked at `options.now` (default: now).
+  secrets: TlsSecrets = NO_SECRETS,
 ): Snapshot {
-  const model = translateRoutes(routes, endpoints);
+  const model = translateRoutes(routes, endpoints, { secrets, now: options.now ?? new Date() });
   const resources = envoyResources(model, options);
   return { version: contentVersion(resources), resources, outcomes: model.outcomes };
 }

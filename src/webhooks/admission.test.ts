@@ -300,3 +300,130 @@ describe("validateReview: the v2 spec a v1 object carries", () => {
     expect(verdict).toEqual({ allowed: true });
   });
 });
+
+describe("validateReview: TLS", () => {
+  const hostnames = ["shop.example.com"];
+  const tlsRoute = (tls: Record<string, unknown>) => route({ hostnames, tls });
+  const missing =
+    "Secret default/shop-tls not found: the route reports ResolvedRefs=False/SecretNotFound until it exists";
+  const asked: [string, string][] = [];
+  const lookup =
+    (answer: boolean | undefined) =>
+    (namespace: string, name: string): boolean | undefined => {
+      asked.push([namespace, name]);
+      return answer;
+    };
+
+  it("warns, and admits, a route whose Secret does not exist yet, naming it", async () => {
+    asked.length = 0;
+    const verdict = await validateReview(
+      parsed(review({ object: tlsRoute({ secretName: "shop-tls" }) })),
+      undefined,
+      {
+        tlsSecretExists: lookup(false),
+      },
+    );
+    expect(verdict).toEqual({ allowed: true, warnings: [missing] });
+    expect(asked).toEqual([["default", "shop-tls"]]);
+    // The whole warning survives the reply's length limit.
+    expect(cleanWarning(missing)).toBe(missing);
+  });
+
+  it("says nothing when the Secret exists, or while that is not known yet, or without a lookup", async () => {
+    const object = tlsRoute({ secretName: "shop-tls" });
+    for (const answer of [true, undefined]) {
+      expect(
+        await validateReview(parsed(review({ object })), undefined, { tlsSecretExists: lookup(answer) }),
+      ).toEqual({ allowed: true });
+    }
+    expect(await validateReview(parsed(review({ object })))).toEqual({ allowed: true });
+  });
+
+  it("asks nothing about a route without TLS", async () => {
+    asked.length = 0;
+    expect(
+      await validateReview(parsed(review({ object: route({ hostnames }) })), undefined, {
+        tlsSecretExists: lookup(false),
+      }),
+    ).toEqual({ allowed: true });
+    expect(asked).toEqual([]);
+  });
+
+  it("refuses a route whose TLS can never work with every error, and no warning", async () => {
+    const verdict = await validateReview(
+      parsed(review({ object: route({ tls: { secretName: "Shop_TLS", hostnames: ["shop.example.com"] } }) })),
+      undefined,
+      { tlsSecretExists: lookup(false) },
+    );
+    expect(verdict).toEqual({
+      allowed: false,
+      status: {
+        code: 422,
+        reason: "Invalid",
+        message:
+          `EdgeRoute.net.10xdev.io "shop" is invalid: [spec.tls: Forbidden: needs spec.hostnames: a route for any host (no hostnames) cannot have TLS, ` +
+          `spec.tls.secretName: Invalid value: "Shop_TLS": a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'shop-tls')]`,
+      },
+    });
+  });
+
+  const asV1 = { kind: { group: "net.10xdev.io", version: "v1", kind: "EdgeRoute" } };
+  const v1WithTls = (host: string | undefined) => ({
+    apiVersion: "net.10xdev.io/v1",
+    kind: "EdgeRoute",
+    metadata: {
+      name: "shop",
+      namespace: "default",
+      annotations: {
+        "net.10xdev.io/v2-spec": JSON.stringify({
+          hostnames,
+          rules: [
+            {
+              matches: [{ path: { type: "PathPrefix", value: "/api" } }],
+              backends: [{ name: "checkout", port: 8080, weight: 1 }],
+            },
+          ],
+          tls: { secretName: "shop-tls" },
+        }),
+      },
+    },
+    spec: { ...(host !== undefined ? { host } : {}), pathPrefix: "/api", service: "checkout", port: 8080 },
+  });
+
+  it("warns about the Secret of a v1 object's annotated TLS too", async () => {
+    expect(
+      await validateReview(parsed(review({ ...asV1, object: v1WithTls("shop.example.com") })), undefined, {
+        tlsSecretExists: lookup(false),
+      }),
+    ).toEqual({ allowed: true, warnings: [missing] });
+  });
+
+  it("refuses a v1 edit that moves the host away from the one tls.hostnames names", async () => {
+    const object = v1WithTls("cart.example.com");
+    const annotations = object.metadata.annotations;
+    const spec = JSON.parse(annotations["net.10xdev.io/v2-spec"]) as Record<string, unknown>;
+    annotations["net.10xdev.io/v2-spec"] = JSON.stringify({
+      ...spec,
+      tls: { secretName: "shop-tls", hostnames },
+    });
+    const verdict = await validateReview(parsed(review({ ...asV1, object })));
+    expect(verdict).toMatchObject({
+      allowed: false,
+      status: {
+        message:
+          'EdgeRoute.net.10xdev.io "shop" is invalid: metadata.annotations[net.10xdev.io/v2-spec].tls.hostnames[0]: Invalid value: "shop.example.com": must be one of spec.hostnames',
+      },
+    });
+  });
+
+  it("refuses a v1 edit that takes the host off a TLS route, naming the annotated field", async () => {
+    const verdict = await validateReview(parsed(review({ ...asV1, object: v1WithTls(undefined) })));
+    expect(verdict).toMatchObject({
+      allowed: false,
+      status: {
+        message:
+          'EdgeRoute.net.10xdev.io "shop" is invalid: metadata.annotations[net.10xdev.io/v2-spec].tls: Forbidden: needs spec.hostnames: a route for any host (no hostnames) cannot have TLS',
+      },
+    });
+  });
+});

@@ -63,9 +63,22 @@ function missingObject(request: AdmissionRequest): Verdict {
   return deny(400, "BadRequest", `request.object must be an EdgeRoute object for ${request.operation}`);
 }
 
+/**
+ * Whether a Secret exists, as a watch of Secrets' metadata knows it; undefined
+ * while that is not known yet (before the watch's first list).
+ */
+export type TlsSecretExists = (namespace: string, name: string) => boolean | undefined;
+
+/** What /validate may look up in the cluster beyond the object; each part optional. */
+export interface ValidateLookups {
+  /** Warns about a route whose TLS Secret does not exist (yet). */
+  readonly tlsSecretExists?: TlsSecretExists;
+}
+
 export async function validateReview(
   request: AdmissionRequest,
   conflicts?: Pick<ConflictIndex, "warnings">,
+  lookups: ValidateLookups = {},
 ): Promise<Verdict> {
   // Deletes and status writes are not this webhook's to judge; cleanup is never blocked.
   if ((request.operation !== "CREATE" && request.operation !== "UPDATE") || request.subResource)
@@ -95,10 +108,48 @@ export async function validateReview(
   if (errors.length > 0) {
     return deny(422, "Invalid", invalidMessage(nameOf(request, obj), errors));
   }
-  if (!conflicts) return { allowed: true };
-  const me = summarize(obj, request.namespace ?? "");
-  const warnings = me ? conflicts.warnings(me) : [];
+  const namespace = request.namespace ?? namespaceOf(obj);
+  const warnings = [...secretWarnings(obj, version, namespace, lookups.tlsSecretExists)];
+  if (conflicts) {
+    const me = summarize(obj, request.namespace ?? "");
+    if (me) warnings.push(...conflicts.warnings(me));
+  }
   return warnings.length > 0 ? { allowed: true, warnings } : { allowed: true };
+}
+
+function namespaceOf(obj: Record<string, unknown>): string {
+  return isRecord(obj.metadata) && typeof obj.metadata.namespace === "string" ? obj.metadata.namespace : "";
+}
+
+/** The TLS Secret a valid route names, read through v2 (a v1 object carries it in the annotation). */
+function tlsSecretOf(obj: Record<string, unknown>, version: Version): string | undefined {
+  if (version === "v2") {
+    return isRecord(obj.spec) && isRecord(obj.spec.tls) && typeof obj.spec.tls.secretName === "string"
+      ? obj.spec.tls.secretName
+      : undefined;
+  }
+  const annotations =
+    isRecord(obj.metadata) && isRecord(obj.metadata.annotations) ? obj.metadata.annotations : {};
+  if (annotations[V2_SPEC_ANNOTATION] === undefined) return undefined;
+  const converted = convert(obj as unknown as EdgeRoute, API_VERSION_V2);
+  return converted.ok && converted.object.apiVersion === API_VERSION_V2
+    ? converted.object.spec.tls?.secretName
+    : undefined;
+}
+
+/** A Secret not there yet is no reason to refuse (cert-manager makes it after the route): a warning. */
+function secretWarnings(
+  obj: Record<string, unknown>,
+  version: Version,
+  namespace: string,
+  exists: TlsSecretExists | undefined,
+): string[] {
+  if (!exists || namespace === "") return [];
+  const name = tlsSecretOf(obj, version);
+  if (name === undefined || exists(namespace, name) !== false) return [];
+  return [
+    `Secret ${namespace}/${name} not found: the route reports ResolvedRefs=False/SecretNotFound until it exists`,
+  ];
 }
 
 /**

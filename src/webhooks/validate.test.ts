@@ -3,6 +3,7 @@ import { describe, expect, it } from "vitest";
 import { formatFieldError } from "../api/field-error.js";
 import { parseGatewayDuration as parseDuration } from "../api/duration.js";
 import { hostnameProblems, pathProblems, validateRoute } from "./validate.js";
+import { secretNameProblems } from "./tls-rules.js";
 
 const v1 = (spec: Record<string, unknown>) => ({
   apiVersion: "net.10xdev.io/v1",
@@ -61,6 +62,27 @@ describe("validateRoute: valid routes", () => {
       "v2",
     ],
     ["v2 zero timeout (disabled)", v2({ rules: [rule({ timeout: "0s" })] }), "v2"],
+    ["v2 TLS for every hostname", v2({ tls: { secretName: "shop-tls" } }), "v2"],
+    [
+      "v2 TLS for some hostnames, a wildcard among them, plain HTTP allowed",
+      v2({
+        hostnames: ["shop.example.com", "*.shop.example.com", "plain.example.com"],
+        tls: {
+          secretName: "shop.example.com-tls",
+          hostnames: ["*.shop.example.com", "shop.example.com"],
+          plainHTTP: "Allow",
+        },
+      }),
+      "v2",
+    ],
+    [
+      "v2 TLS for some hostnames, the top-level wildcard left out",
+      v2({
+        hostnames: ["shop.example.com", "*.com"],
+        tls: { secretName: "s", hostnames: ["shop.example.com"] },
+      }),
+      "v2",
+    ],
   ] as const)("%s", (_name, obj, version) => {
     expect(messages(obj, version)).toEqual([]);
   });
@@ -400,6 +422,130 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
     "v1",
     ["spec.timeoutSeconds: Invalid value: 3601: must be between 1 and 3600"],
   ],
+  // tls
+  [
+    "TLS Secret name with upper case and an underscore",
+    v2({ tls: { secretName: "Shop_TLS" } }),
+    "v2",
+    [
+      `spec.tls.secretName: Invalid value: "Shop_TLS": a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'shop-tls')`,
+    ],
+  ],
+  [
+    "TLS Secret name over 253 characters",
+    v2({ tls: { secretName: `${"a".repeat(60)}.`.repeat(4) + "a".repeat(20) } }),
+    "v2",
+    [
+      `spec.tls.secretName: Invalid value: "${`${"a".repeat(60)}.`.repeat(4) + "a".repeat(20)}": must be no more than 253 characters`,
+    ],
+  ],
+  [
+    "empty TLS Secret name",
+    v2({ tls: { secretName: "" } }),
+    "v2",
+    ['spec.tls.secretName: Invalid value: "": must not be empty'],
+  ],
+  [
+    "TLS without a Secret name",
+    v2({ tls: { hostnames: ["shop.example.com"] } }),
+    "v2",
+    ["spec.tls.secretName: Required value: must be set"],
+  ],
+  [
+    "TLS on a route for any host",
+    v2({ hostnames: undefined, tls: { secretName: "shop-tls" } }),
+    "v2",
+    ["spec.tls: Forbidden: needs spec.hostnames: a route for any host (no hostnames) cannot have TLS"],
+  ],
+  [
+    "TLS on a route with an empty hostnames list",
+    v2({ hostnames: [], tls: { secretName: "shop-tls", hostnames: ["shop.example.com"] } }),
+    "v2",
+    ["spec.tls: Forbidden: needs spec.hostnames: a route for any host (no hostnames) cannot have TLS"],
+  ],
+  [
+    "a TLS host the route does not name",
+    v2({ tls: { secretName: "shop-tls", hostnames: ["shop.example.com", "admin.example.com"] } }),
+    "v2",
+    ['spec.tls.hostnames[1]: Invalid value: "admin.example.com": must be one of spec.hostnames'],
+  ],
+  [
+    "an exact TLS host that only a wildcard of the route covers",
+    v2({ hostnames: ["*.example.com"], tls: { secretName: "shop-tls", hostnames: ["shop.example.com"] } }),
+    "v2",
+    [
+      'spec.tls.hostnames[0]: Invalid value: "shop.example.com": must be one of spec.hostnames: spec.hostnames[0] "*.example.com" covers it, but a TLS host is named as spec.hostnames names it',
+    ],
+  ],
+  [
+    "a wildcard TLS host over the exact names of the route",
+    v2({
+      hostnames: ["shop.example.com", "cart.example.com"],
+      tls: { secretName: "shop-tls", hostnames: ["*.example.com"] },
+    }),
+    "v2",
+    [
+      'spec.tls.hostnames[0]: Invalid value: "*.example.com": must be one of spec.hostnames: a wildcard TLS host serves the same wildcard in spec.hostnames, not exact names it covers (spec.hostnames[0] "shop.example.com")',
+    ],
+  ],
+  [
+    "a TLS host twice",
+    v2({ tls: { secretName: "shop-tls", hostnames: ["shop.example.com", "shop.example.com"] } }),
+    "v2",
+    ['spec.tls.hostnames[1]: Duplicate value: "shop.example.com": same as spec.tls.hostnames[0]'],
+  ],
+  [
+    "a TLS host that is not a hostname",
+    v2({ tls: { secretName: "shop-tls", hostnames: ["Shop.example.com"] } }),
+    "v2",
+    ['spec.tls.hostnames[0]: Invalid value: "Shop.example.com": must be lowercase'],
+  ],
+  [
+    "an empty TLS hostnames list",
+    v2({ tls: { secretName: "shop-tls", hostnames: [] } }),
+    "v2",
+    ["spec.tls.hostnames: Required value: must have at least 1 item"],
+  ],
+  [
+    "a top-level wildcard named as a TLS host",
+    v2({ hostnames: ["*.com"], tls: { secretName: "shop-tls", hostnames: ["*.com"] } }),
+    "v2",
+    [
+      `spec.tls.hostnames[0]: Invalid value: "*.com": a wildcard served over TLS needs two labels after '*.' (*.example.com): TLS clients never match a wildcard certificate directly under a top-level domain`,
+    ],
+  ],
+  [
+    "a top-level wildcard served by TLS for every hostname",
+    v2({ hostnames: ["shop.example.com", "*.com"], tls: { secretName: "shop-tls" } }),
+    "v2",
+    [
+      `spec.hostnames[1]: Invalid value: "*.com": a wildcard served over TLS needs two labels after '*.' (*.example.com): TLS clients never match a wildcard certificate directly under a top-level domain; spec.tls.hostnames can leave it out`,
+    ],
+  ],
+  [
+    "an unknown plain HTTP policy",
+    v2({ tls: { secretName: "shop-tls", plainHTTP: "Deny" } }),
+    "v2",
+    ['spec.tls.plainHTTP: Unsupported value: "Deny": supported values: "Redirect", "Allow"'],
+  ],
+  [
+    "tls that is not an object",
+    v2({ tls: "shop-tls" }),
+    "v2",
+    ['spec.tls: Invalid value: "shop-tls": must be of type object'],
+  ],
+  [
+    "too many TLS hosts",
+    v2({
+      hostnames: Array.from({ length: 16 }, (_, i) => `h${i}.example.com`),
+      tls: { secretName: "s", hostnames: Array.from({ length: 17 }, (_, i) => `h${i}.example.com`) },
+    }),
+    "v2",
+    [
+      "spec.tls.hostnames: Too many: 17: must have at most 16 items",
+      'spec.tls.hostnames[16]: Invalid value: "h16.example.com": must be one of spec.hostnames',
+    ],
+  ],
   // shape
   ["no spec", { metadata: {} }, "v2", ["spec: Required value: must be set"]],
   ["spec not an object", { spec: [] }, "v1", ["spec: Invalid value: []: must be of type object"]],
@@ -457,6 +603,21 @@ describe("validateRoute: all problems at once", () => {
     ]);
   });
 
+  it("lists every TLS problem with the route's others", () => {
+    const obj = v2({
+      hostnames: ["shop.example.com", "shop.example.com"],
+      rules: [rule({ timeout: "2h" })],
+      tls: { secretName: "Shop", hostnames: ["shop.example.com", "cart.example.com", "shop.example.com"] },
+    });
+    expect(messages(obj, "v2")).toEqual([
+      'spec.hostnames[1]: Duplicate value: "shop.example.com": same as spec.hostnames[0]',
+      'spec.rules[0].timeout: Invalid value: "2h": must be at most 1h',
+      `spec.tls.hostnames[1]: Invalid value: "cart.example.com": must be one of spec.hostnames`,
+      'spec.tls.hostnames[2]: Duplicate value: "shop.example.com": same as spec.tls.hostnames[0]',
+      `spec.tls.secretName: Invalid value: "Shop": a DNS-1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'shop-tls')`,
+    ]);
+  });
+
   it("orders rules[10] after rules[2]", () => {
     const rules = Array.from({ length: 11 }, (_, i) =>
       rule({ matches: [{ path: { value: `/r${i}` } }], timeout: i === 2 || i === 10 ? "x" : undefined }),
@@ -506,6 +667,22 @@ describe("the string rules", () => {
         const host = `${wild ? "*." : ""}${labels.join(".")}`;
         expect(hostnameProblems(host)).toEqual([]);
         expect(hostnameProblems(host.toUpperCase()).length > 0 || host === host.toUpperCase()).toBe(true);
+      }),
+    );
+  });
+
+  it("takes a Secret name exactly when it is a DNS-1123 subdomain of at most 253 characters", () => {
+    const label = fc.stringMatching(/^[a-z0-9]([-a-z0-9]{0,20}[a-z0-9])?$/);
+    fc.assert(
+      fc.property(fc.array(label, { minLength: 1, maxLength: 6 }), (labels) => {
+        expect(secretNameProblems(labels.join("."))).toEqual([]);
+      }),
+    );
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", maxLength: 300 }), (s) => {
+        const ok =
+          /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(s) && s.length <= 253;
+        expect(secretNameProblems(s).length === 0).toBe(ok);
       }),
     );
   });

@@ -16,6 +16,10 @@ import {
 import type { Version } from "../api/types.js";
 import { describeMatch, matchKey } from "../routing/match-keys.js";
 import { isRecord } from "../api/is-record.js";
+import { hostnameProblems } from "./hostname-problems.js";
+import { tlsErrors } from "./tls-rules.js";
+
+export { hostnameProblems };
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module
 // object, whose `default` is the plugin.
@@ -45,7 +49,7 @@ const specValidators = compileSpecValidators();
 // than a regular expression: ajv's pattern and length errors there are dropped
 // so that one problem gives one message.
 const CUSTOM_STRING_FIELD =
-  /^spec\.(host|pathPrefix|hostnames\[\d+\]|rules\[\d+\]\.(timeout|matches\[\d+\]\.path\.value))$/;
+  /^spec\.(host|pathPrefix|hostnames\[\d+\]|tls\.(secretName|hostnames\[\d+\])|rules\[\d+\]\.(timeout|matches\[\d+\]\.path\.value))$/;
 
 const PATTERN_MESSAGES: Record<string, string> = {
   [DNS1035_LABEL_PATTERN]:
@@ -122,30 +126,6 @@ function fromAjv(e: ErrorObject): FieldError | undefined {
     default:
       return fieldError(path, "Invalid value", e.message ?? "is invalid", e.data);
   }
-}
-
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-
-/** Why a hostname is not a lowercase DNS-1123 subdomain or `*.` + one; empty when it is one. */
-export function hostnameProblems(host: string): string[] {
-  const problems: string[] = [];
-  if (host.length > LIMITS.hostLength) problems.push(`must be no more than ${LIMITS.hostLength} characters`);
-  if (host === "") return ["must not be empty"];
-  if (host !== host.toLowerCase()) problems.push("must be lowercase");
-  const labels = host.split(".");
-  const wildcard = labels[0] === "*";
-  if (wildcard && labels.length < 2) problems.push("a wildcard must be followed by a domain (*.example.com)");
-  if (labels.slice(wildcard ? 1 : 0).some((l) => l.includes("*"))) {
-    problems.push("a wildcard is allowed only as the whole first label (*.example.com)");
-  }
-  const bad = labels.slice(wildcard ? 1 : 0).filter((l) => !l.includes("*"));
-  if (bad.some((l) => l.length > 63)) problems.push("each label must be no more than 63 characters");
-  if (bad.some((l) => l.length <= 63 && !DNS1123_LABEL.test(l.toLowerCase()))) {
-    problems.push(
-      "must be a DNS-1123 subdomain: labels of lowercase letters, digits and '-', separated by '.', each starting and ending with a letter or digit",
-    );
-  }
-  return problems;
 }
 
 /** Why a path cannot be matched safely; empty when it can. */
@@ -263,6 +243,7 @@ function checkV2(spec: Record<string, unknown>, at: FieldPath): FieldError[] {
     }
     stringCheck(out, rp.child("timeout"), rule.timeout, timeoutProblems);
   });
+  out.push(...tlsErrors(spec, at));
   return out;
 }
 

@@ -30,6 +30,7 @@ import { memoryDebugHandlers, xdsDebugHandler } from "../server/debug-handlers.j
 import { parseListen } from "../server/https.js";
 import type { JsonHandler } from "../server/json-handler.js";
 import { reconcileHandler } from "../server/reconcile-handler.js";
+import type { TlsSecretExists } from "../webhooks/admission.js";
 import { ConflictIndex } from "../webhooks/conflicts.js";
 import { openDataPlane, type DataPlaneKind } from "./data-plane.js";
 
@@ -137,6 +138,9 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
           onRouteEvent: (type, obj) => conflicts.apply(type, obj),
         })
       : undefined;
+  // /validate's warning about a TLS Secret that does not exist yet reads the
+  // cache's Secret metadata watch (undefined before its first list: no warning).
+  const tlsSecretExists: TlsSecretExists | undefined = cache ? cache.tlsSecretExists.bind(cache) : undefined;
   if (cache) {
     const stopCache = new AbortController();
     cache.start(stopCache.signal);
@@ -149,7 +153,12 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
   handlers.push(
     ...[
       conversionHandler(config.convertBodyLimit, metrics),
-      ...admissionHandlers(access, { log, metrics, ...(conflicts ? { conflicts } : {}) }),
+      ...admissionHandlers(access, {
+        log,
+        metrics,
+        ...(conflicts ? { conflicts } : {}),
+        ...(tlsSecretExists ? { tlsSecretExists } : {}),
+      }),
     ].map((h) => countedIn(pressure, h, { clientCertRequired: config.clientCaFile !== undefined })),
   );
   if (!kube || !cache) {

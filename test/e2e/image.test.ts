@@ -104,13 +104,16 @@ function lockfilePackages(): { production: string[]; devOnly: string[] } {
 }
 
 /** The image's entrypoint with `args`, in its own root filesystem, as its user. */
-function runInImage(args: readonly string[]): { status: number | null; stdout: string; stderr: string } {
+function runInImage(
+  args: readonly string[],
+  env: Record<string, string> = {},
+): { status: number | null; stdout: string; stderr: string } {
   return spawnSync(
     "/usr/sbin/chroot",
     ["--userspec=65532:65532", rootfs, ...(config.Entrypoint ?? []), ...args],
     {
       encoding: "utf8",
-      env: { PATH: "/usr/local/bin:/usr/bin:/bin", NODE_ENV: "production" },
+      env: { PATH: "/usr/local/bin:/usr/bin:/bin", NODE_ENV: "production", ...env },
       timeout: 60_000,
     },
   );
@@ -170,7 +173,11 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)("the operator's im
     expect(config.WorkingDir).toBe(stage.WorkingDir);
     expect(config.Entrypoint).toEqual(stage.Entrypoint);
     expect(config.Cmd).toEqual(stage.Cmd);
-    for (const kv of stage.Env ?? []) expect(config.Env).toContain(kv);
+    for (const kv of stage.Env ?? []) {
+      // A value from a build argument (${COMMIT}) is the build's: the name must be there.
+      if (kv.includes("${")) expect(config.Env?.map((e) => e.split("=")[0])).toContain(kv.split("=")[0]);
+      else expect(config.Env).toContain(kv);
+    }
   });
 
   it("holds exactly the compiled src (no tests), package.json, and the production packages", () => {
@@ -206,6 +213,17 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)("the operator's im
     expect(res.stdout).toMatch(/serve/);
     expect(res.stdout).toMatch(/watch/);
     expect(res.stdout).not.toMatch(/demo/);
+  });
+
+  it("says its version and the commit it was built from", () => {
+    const version = (
+      JSON.parse(readFileSync(path.join(REPO_ROOT, "package.json"), "utf8")) as { version: string }
+    ).version;
+    const commit = config.Env?.find((e) => e.startsWith("EDGE_OPERATOR_COMMIT="))?.split("=")[1] ?? "";
+    expect(commit).toMatch(/^[0-9a-f]{40}(-dirty)?$/);
+    const res = runInImage(["--version"], { EDGE_OPERATOR_COMMIT: commit });
+    expect(res.stdout).toBe(`edge-operator ${version} (commit ${commit})\n`);
+    expect(res.status).toBe(0);
   });
 
   it("has no `edge-operator demo`: an unknown command", () => {

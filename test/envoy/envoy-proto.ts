@@ -31,6 +31,8 @@ const FILES = [
   "envoy/config/bootstrap/v3/bootstrap.proto",
   // What the chart's ADS bootstrap puts in Anys: TLS to the ADS server, HTTP/2 to it.
   "envoy/extensions/transport_sockets/tls/v3/tls.proto",
+  "envoy/extensions/transport_sockets/tls/v3/secret.proto",
+  "envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto",
   "envoy/extensions/upstreams/http/v3/http_protocol_options.proto",
   "envoy/service/discovery/v3/discovery.proto",
 ];

@@ -1,8 +1,10 @@
 // What each kind of xDS client receives from the xds sink for one snapshot, as
 // the ADS server picks it for the client's subscriptions (subset() and
 // requiredNames(), which the streams use) and decoded from the bytes it sends:
-//  - Envoy asks LDS and CDS for everything, RDS for the route configuration
-//    its listener names, EDS for its clusters' endpoints;
+//  - Envoy asks LDS and CDS for everything, RDS for the route configurations
+//    its listeners name, EDS for its clusters' endpoints, SDS for the Secrets
+//    its HTTPS listener names (an Envoy authenticated by mutual TLS: the only
+//    kind that is sent Secrets);
 //  - a proxyless gRPC client asks LDS for its channels' host names, then RDS,
 //    CDS and EDS for what those listeners' routes name.
 
@@ -46,11 +48,14 @@ function received(xds: XdsSnapshot, subscriptions: ReadonlyMap<string, Names>): 
 
 function subscriptionsOf(xds: XdsSnapshot, lds: Names, cds: Names | undefined): Map<string, Names> {
   const needed = requiredNames(xds, lds);
+  const secrets = needed.get(TYPE_URL.secret) ?? new Set<string>();
   return new Map([
     [TYPE_URL.listener, lds],
     [TYPE_URL.routeConfiguration, named(needed.get(TYPE_URL.routeConfiguration) ?? [])],
     [TYPE_URL.cluster, cds ?? named(needed.get(TYPE_URL.cluster) ?? [])],
     [TYPE_URL.clusterLoadAssignment, named(needed.get(TYPE_URL.clusterLoadAssignment) ?? [])],
+    // Asked only when a listener names one: the cases without TLS read as before.
+    ...(secrets.size > 0 ? [[TYPE_URL.secret, named(secrets)] as const] : []),
   ]);
 }
 

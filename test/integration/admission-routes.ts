@@ -167,6 +167,77 @@ export const invalid: { name: string; obj: unknown; by: "webhook" | "schema"; ex
     by: "schema",
     expect: ["spec.rules", "at least 1"],
   },
+  // TLS: the CRD's own rules (pattern, CEL, list-type set) refuse most of what
+  // can never work; /validate refuses the rest.
+  {
+    name: "v2-tls-secret-name",
+    obj: v2("v2-tls-secret-name", { tls: { secretName: "Shop_TLS" } }),
+    by: "schema",
+    expect: ["spec.tls.secretName", "should match"],
+  },
+  {
+    name: "v2-tls-catch-all",
+    obj: { ...v2("v2-tls-catch-all"), spec: { rules: [rule()], tls: { secretName: "shop-tls" } } },
+    by: "schema",
+    expect: [
+      "spec.tls: Forbidden: needs spec.hostnames: a route for any host (no hostnames) cannot have TLS",
+    ],
+  },
+  {
+    name: "v2-tls-host-not-listed",
+    obj: v2("v2-tls-host-not-listed", { tls: { secretName: "shop-tls", hostnames: ["admin.example.com"] } }),
+    by: "schema",
+    expect: ["spec.tls.hostnames: Invalid value", "each must be one of spec.hostnames"],
+  },
+  {
+    name: "v2-tls-duplicate-host",
+    obj: v2("v2-tls-duplicate-host", {
+      tls: {
+        secretName: "shop-tls",
+        hostnames: ["v2-tls-duplicate-host.example.com", "v2-tls-duplicate-host.example.com"],
+      },
+    }),
+    by: "schema",
+    expect: ["spec.tls.hostnames[1]", "Duplicate value"],
+  },
+  {
+    name: "v2-tls-plain-http",
+    obj: v2("v2-tls-plain-http", { tls: { secretName: "shop-tls", plainHTTP: "Deny" } }),
+    by: "schema",
+    expect: ["spec.tls.plainHTTP", "Unsupported value"],
+  },
+  {
+    name: "v2-tls-top-level-wildcard",
+    obj: v2("v2-tls-top-level-wildcard", { hostnames: ["*.com"], tls: { secretName: "shop-tls" } }),
+    by: "webhook",
+    expect: [
+      "spec.hostnames[0]",
+      "TLS clients never match a wildcard certificate directly under a top-level domain",
+    ],
+  },
+  {
+    name: "v1-tls-host-removed",
+    obj: {
+      ...v1(
+        "v1-tls-host-removed",
+        {},
+        {
+          annotations: {
+            [`${GROUP}/v2-spec`]: JSON.stringify({
+              hostnames: ["v1-tls-host-removed.example.com"],
+              tls: { secretName: "shop-tls" },
+              rules: [
+                { matches: [{ path: { value: "/api" } }], backends: [{ name: "checkout", port: 8080 }] },
+              ],
+            }),
+          },
+        },
+      ),
+      spec: { pathPrefix: "/api", service: "checkout", port: 8080 },
+    },
+    by: "webhook",
+    expect: [`metadata.annotations[${GROUP}/v2-spec].tls: Forbidden`, "cannot have TLS"],
+  },
   {
     name: "v2-many-problems",
     obj: v2("v2-many-problems", {

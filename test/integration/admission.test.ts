@@ -196,6 +196,101 @@ describe("kubectl apply of a valid route", () => {
   });
 });
 
+describe("TLS", () => {
+  it("stores a v2 route with TLS as written (no default added) and shows its Secret in the TLS column", async () => {
+    const obj = v2("tls-shop", { tls: { secretName: "tls-shop" } });
+    const r = await apply(obj);
+    expect(r.code, explain(r)).toBe(0);
+    expect((await stored("tls-shop")).spec.tls).toEqual({ secretName: "tls-shop" });
+    const table = await kubectl(["get", `${PLURAL}.v2.${GROUP}`, "tls-shop", "-n", NS]);
+    const [header, row] = table
+      .trim()
+      .split("\n")
+      .map((line) => line.trim().split(/\s+/));
+    expect(header).toContain("TLS");
+    expect(row?.[header?.indexOf("TLS") ?? -1]).toBe("tls-shop");
+    // v1 cannot say TLS: it reads the route with the whole v2 spec in the annotation.
+    const asV1 = JSON.parse((await getRoute("tls-shop", "v1")).stdout) as {
+      metadata: { annotations?: Record<string, string> };
+    };
+    expect(JSON.parse(asV1.metadata.annotations?.[`${GROUP}/v2-spec`] ?? "{}")).toMatchObject({
+      tls: { secretName: "tls-shop" },
+    });
+  });
+
+  it("kubectl explain describes every TLS field: the default, the Secret's type and namespace, the 301", async () => {
+    const tls = await kubectl(["explain", `${PLURAL}.spec.tls`, `--api-version=${GROUP}/v2`]);
+    expect(tls).toContain("plainHTTP is Allow");
+    const fields = await kubectl([
+      "explain",
+      `${PLURAL}.spec.tls`,
+      `--api-version=${GROUP}/v2`,
+      "--recursive",
+    ]);
+    for (const f of ["secretName", "hostnames", "plainHTTP"]) expect(fields).toContain(f);
+    const secret = await kubectl(["explain", `${PLURAL}.spec.tls.secretName`, `--api-version=${GROUP}/v2`]);
+    expect(secret).toContain("kubernetes.io/tls, in the route's namespace");
+    const hosts = await kubectl(["explain", `${PLURAL}.spec.tls.hostnames`, `--api-version=${GROUP}/v2`]);
+    expect(hosts).toContain("Defaults to all of spec.hostnames");
+    const plain = await kubectl(["explain", `${PLURAL}.spec.tls.plainHTTP`, `--api-version=${GROUP}/v2`]);
+    expect(plain).toContain("Redirect (the default) answers 301");
+  });
+
+  it("refuses TLS on a route for any host by the CRD's CEL rule alone, in a --dry-run=server create", async () => {
+    const obj = { ...v2("tls-catch-all"), spec: { rules: [rule()], tls: { secretName: "shop-tls" } } };
+    const r = await apply(obj, ["--dry-run=server"]);
+    expect(r.code, explain(r)).toBe(1);
+    expect(r.stderr).toContain(
+      'The EdgeRoute "tls-catch-all" is invalid: spec.tls: Forbidden: needs spec.hostnames: a route for any host (no hostnames) cannot have TLS',
+    );
+    // The schema answered: the validating webhook was never asked.
+    expect(r.stderr).not.toContain("denied the request");
+    await expectAbsent("tls-catch-all");
+    // One problem, one message: TLS hosts on a route with no hostnames are not also "not among" them.
+    const listed = await apply(
+      {
+        ...obj,
+        spec: { ...obj.spec, hostnames: [], tls: { secretName: "shop-tls", hostnames: ["a.example.com"] } },
+      },
+      ["--dry-run=server"],
+    );
+    expect(listed.code, explain(listed)).toBe(1);
+    expect(listed.stderr.trim()).toBe(
+      'The EdgeRoute "tls-catch-all" is invalid: spec.tls: Forbidden: needs spec.hostnames: a route for any host (no hostnames) cannot have TLS',
+    );
+  });
+
+  // serve's /validate reads ClusterCache.tlsSecretExists (src/wiring/serve-parts.ts).
+  it("warns about a Secret that does not exist yet, and stops once it does", async () => {
+    const obj = v2("tls-warn", { tls: { secretName: "tls-warn" } });
+    const r = await apply(obj);
+    expect(r.code, explain(r)).toBe(0);
+    expect(r.stderr).toContain(
+      `Warning: Secret ${NS}/tls-warn not found: the route reports ResolvedRefs=False/SecretNotFound until it exists`,
+    );
+    const crt = Buffer.from("not checked by the apiserver").toString("base64");
+    await kubectl(
+      ["apply", "-f", "-"],
+      toYaml({
+        apiVersion: "v1",
+        kind: "Secret",
+        type: "kubernetes.io/tls",
+        metadata: { name: "tls-warn", namespace: NS },
+        data: { "tls.crt": crt, "tls.key": crt },
+      }),
+    );
+    await waitFor(
+      "the warning to stop",
+      async () => {
+        const again = await apply(obj, ["--dry-run=server"]);
+        return again.code === 0 && !again.stderr.includes("tls-warn not found") ? true : undefined;
+      },
+      10_000,
+      250,
+    );
+  });
+});
+
 describe("a terminating route whose spec no longer validates", () => {
   it("was stored before the validating webhook, and is refused on any change while live", async () => {
     const got = await stored("legacy", "v1");

@@ -36,7 +36,7 @@ const NS = "tls";
 const log = silentLogger();
 
 /** Flip to true once the ADS server serves SDS Secrets: a connected client then must see a renewal within 5 s. */
-const ADS_SERVES_TLS_SECRETS = false;
+const ADS_SERVES_TLS_SECRETS = true;
 
 /** The CRD keeps spec.tls (else the apiserver prunes it). */
 const SCHEMA_HAS_TLS = JSON.stringify(buildCrd()).includes('"secretName"');

@@ -19,7 +19,9 @@ import { encodeResource } from "../../src/dataplane/xds/proto-codec.js";
 import { TYPE_URL } from "../../src/envoy/envoy-resources.js";
 import { adsResources } from "../../src/translate/envoy.js";
 import { grpcResources } from "../../src/translate/grpc.js";
-import { goldenCases, goldenInput, goldenSnapshot, XDS_GOLDEN_DIR } from "../golden/xds-cases.js";
+import { buildSnapshot } from "../../src/translate/snapshot.js";
+import { XdsEncoder } from "../../src/dataplane/xds/resources.js";
+import { GOLDEN_NOW, goldenCases, goldenInput, goldenSnapshot, XDS_GOLDEN_DIR } from "../golden/xds-cases.js";
 import { envoyReceives, grpcReceives, served, type Received } from "../golden/xds-received.js";
 
 const ROOT = join(import.meta.dirname, "../..");
@@ -69,6 +71,7 @@ function byTypeOf(resources: {
   readonly routeConfigurations: readonly { readonly "@type": string; readonly name: string }[];
   readonly clusters: readonly { readonly "@type": string; readonly name: string }[];
   readonly clusterLoadAssignments: readonly { readonly "@type": string; readonly cluster_name: string }[];
+  readonly secrets?: readonly { readonly "@type": string; readonly name: string }[];
 }): Record<string, [string, string][]> {
   const named = (list: readonly { readonly "@type": string; readonly name: string }[]) =>
     list.map((r): [string, string] => [r.name, versionOf(r)]).sort();
@@ -79,6 +82,9 @@ function byTypeOf(resources: {
       .sort(),
     [TYPE_URL.listener]: named(resources.listeners),
     [TYPE_URL.routeConfiguration]: named(resources.routeConfigurations),
+    ...(resources.secrets !== undefined && resources.secrets.length > 0
+      ? { [TYPE_URL.secret]: named(resources.secrets) }
+      : {}),
   };
 }
 
@@ -100,6 +106,13 @@ describe("xds golden files", () => {
       "partial-conflict",
       "missing-endpoints",
       "timeouts",
+      "tls-single-host",
+      "tls-many-hosts",
+      "tls-conflict",
+      "tls-missing-secret",
+      "tls-bad-certificate",
+      "tls-redirect-vs-allow",
+      "docs-install-tls",
     ])
       expect(cases).toContain(name);
   });
@@ -124,7 +137,13 @@ describe("xds golden files", () => {
     it(name, () => {
       const snapshot = goldenSnapshot(name);
       const { version, outcomes, resources } = snapshot;
-      expectGolden(name, "snapshot.json", { version, outcomes, resources });
+      // `secrets` shows only where a case has some: the cases without TLS read as before it.
+      const { secrets, ...withoutSecrets } = resources;
+      expectGolden(name, "snapshot.json", {
+        version,
+        outcomes,
+        resources: secrets.length > 0 ? resources : withoutSecrets,
+      });
       const xds = served(snapshot);
       expectGolden(name, "envoy.json", envoyReceives(xds));
       expectGolden(name, "grpc.json", grpcReceives(xds, goldenInput(name).grpcHosts));
@@ -150,5 +169,28 @@ describe("xds golden files", () => {
           for (const r of list)
             expect(versionOf(r.resource as { "@type": string }), `${name}/${file} ${r.name}`).toBe(r.version);
       }
+  });
+
+  it("rotation: a renewed Secret changes the snapshot's version and only the Secret resource's own", () => {
+    const { routes, endpoints, secrets } = goldenInput("tls-single-host");
+    const renewed = new Map(secrets);
+    renewed.set("shop/shop-tls", {
+      certificate: readFileSync(join(ROOT, "test/fixtures/tls/shop-renewed.crt"), "utf8"),
+      privateKey: readFileSync(join(ROOT, "test/fixtures/tls/shop-renewed.key"), "utf8"),
+    });
+    const build = (s: typeof secrets) => buildSnapshot(routes, endpoints, { now: GOLDEN_NOW }, s);
+    const [before, after] = [build(secrets), build(renewed)];
+    expect(after.version).not.toBe(before.version);
+    expect(after.outcomes).toEqual(before.outcomes);
+    // One encoder, as the xds sink keeps it from push to push.
+    const encoder = new XdsEncoder();
+    const versions = (x: ReturnType<XdsEncoder["encode"]>) =>
+      Object.fromEntries(
+        [...x.types].flatMap(([url, t]) => t.list.map((r) => [`${url} ${r.name}`, r.version] as const)),
+      );
+    const [a, b] = [versions(encoder.encode(before)), versions(encoder.encode(after))];
+    const changed = Object.keys(a).filter((k) => a[k] !== b[k]);
+    expect(Object.keys(b).sort()).toEqual(Object.keys(a).sort());
+    expect(changed).toEqual([`${TYPE_URL.secret} shop/shop-tls`]);
   });
 });

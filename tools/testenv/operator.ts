@@ -1,7 +1,7 @@
 // The operator's own processes for tests and the demo, started from the build
 // in dist/ the way a user runs them: `edge-operator serve` and `edge-operator watch`.
 
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import https from "node:https";
 import os from "node:os";
 import path from "node:path";
@@ -38,6 +38,17 @@ export interface ServeOptions {
   tls?: { caPem: string; certFile: string; keyFile: string };
   /** Also append the server's output to this file (or set EDGE_TEST_LOG_DIR). */
   logFile?: string;
+}
+
+/**
+ * A HOME without a ~/.kube/config for the operator's processes: the commands
+ * read it as kubectl does, and a test must reach only the cluster it names,
+ * never the one on the developer's laptop.
+ */
+function emptyHome(): string {
+  const home = path.join(os.tmpdir(), "edge-operator-empty-home");
+  mkdirSync(home, { recursive: true });
+  return home;
 }
 
 function assertBuilt(): void {
@@ -95,7 +106,7 @@ export async function startServe(opts: ServeOptions = {}): Promise<ServeProcess>
       ...(opts.args ?? []),
     ],
     {
-      env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", ...opts.env },
+      env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", HOME: emptyHome(), ...opts.env },
       logFile:
         opts.logFile ??
         (process.env.EDGE_TEST_LOG_DIR
@@ -137,6 +148,6 @@ export async function startServe(opts: ServeOptions = {}): Promise<ServeProcess>
 export function startCli(name: string, args: string[], env: Record<string, string> = {}): Supervised {
   assertBuilt();
   return supervise(name, process.execPath, [CLI, ...args], {
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", ...env },
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", HOME: emptyHome(), ...env },
   });
 }

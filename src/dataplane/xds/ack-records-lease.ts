@@ -79,14 +79,18 @@ function leasesPath(namespace: string): string {
   return `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
 }
 
-/** The record a Lease holds, or undefined for a Lease that is not one (or is malformed: the error says which field). */
-export function recordFromLease(obj: Watched, prefix: string): StoredRecord | undefined {
+/**
+ * The record a Lease holds, or undefined for a Lease that is not one (or is
+ * malformed: the error says which field). Without a prefix, any Lease with
+ * the annotation (a reader that looks at every release's records).
+ */
+export function recordFromLease(obj: Watched, prefix?: string): StoredRecord | undefined {
   const lease = obj as Partial<AckLease>;
   const name = lease.metadata?.name;
-  if (typeof name !== "string" || !name.startsWith(`${prefix}-`)) return undefined;
+  if (typeof name !== "string" || (prefix !== undefined && !name.startsWith(`${prefix}-`))) return undefined;
   const text = lease.metadata?.annotations?.[ACK_ANNOTATION];
   if (typeof text !== "string") return undefined;
-  const replica = lease.spec?.holderIdentity ?? name.slice(prefix.length + 1);
+  const replica = lease.spec?.holderIdentity ?? (prefix !== undefined ? name.slice(prefix.length + 1) : name);
   const renewedAtMs = Date.parse(lease.spec?.renewTime ?? "");
   const durationSeconds = lease.spec?.leaseDurationSeconds ?? 0;
   if (!Number.isFinite(renewedAtMs) || durationSeconds <= 0)

@@ -16,6 +16,18 @@ function rec(replica: string, ...clients: ClientAck[]): AckRecord {
   return { replica, served: V, clients };
 }
 
+describe("servesTls in a record", () => {
+  it("travels as false only, and a client record without it reads as before", () => {
+    const r = rec("pod-a", { id: "a-envoy", acked: V, scope: "*", servesTls: false }, { id: "c2", acked: V });
+    const text = encodeRecord(r);
+    expect(text).toContain('"servesTls":false');
+    expect(decodeRecord("pod-a", text)).toEqual(r);
+    expect(() => decodeRecord("pod-a", '{"clients":[{"id":"x","servesTls":true}]}')).toThrow(
+      "clients[0].servesTls: must be false when present",
+    );
+  });
+});
+
 describe("combineRecords", () => {
   it("synced only when every client of every replica ACKed the version", () => {
     const a = rec("pod-a", { id: "c1", acked: V });

@@ -23,6 +23,8 @@ export interface ClientAck {
   readonly scope?: Scope;
   /** When its connection went silent (ms since the epoch); absent: connected. */
   readonly unreachableSince?: number;
+  /** false: not authenticated by mutual TLS, it holds no HTTPS side (route-standing.ts); absent: it may. */
+  readonly servesTls?: false;
 }
 
 /** One replica's record: the snapshot it serves and where each of its clients stands. */
@@ -49,6 +51,7 @@ export function encodeRecord(r: AckRecord): string {
       ...(c.nack ? { nack: c.nack } : {}),
       ...(c.scope !== undefined ? { scope: c.scope } : {}),
       ...(c.unreachableSince !== undefined ? { unreachableSince: c.unreachableSince } : {}),
+      ...(c.servesTls === false ? { servesTls: false as const } : {}),
     }));
   // `clients` last: the writer compares what follows it to tell a standing's change from a new version served.
   return JSON.stringify({ ...(r.served ? { served: r.served } : {}), clients });
@@ -88,12 +91,15 @@ export function decodeRecord(replica: string, text: string): AckRecord {
       !(typeof c.unreachableSince === "number" && Number.isFinite(c.unreachableSince))
     )
       throw new Error(`${ACK_ANNOTATION}.${at}.unreachableSince: must be a number (ms since the epoch)`);
+    if (c.servesTls !== undefined && c.servesTls !== false)
+      throw new Error(`${ACK_ANNOTATION}.${at}.servesTls: must be false when present`);
     return {
       id: c.id,
       ...(acked ? { acked } : {}),
       ...(nack ? { nack } : {}),
       ...(scope !== undefined ? { scope } : {}),
       ...(c.unreachableSince !== undefined ? { unreachableSince: c.unreachableSince } : {}),
+      ...(c.servesTls === false ? { servesTls: false as const } : {}),
     };
   });
   return { replica, ...(served ? { served } : {}), clients };
@@ -150,6 +156,7 @@ export function recordClients(records: Iterable<AckRecord>, version: string): Cl
         status: clientStandingOn(c, version),
         scope: c.scope ?? "*",
         ...(c.unreachableSince !== undefined ? { unreachableSince: c.unreachableSince } : {}),
+        ...(c.servesTls === false ? { servesTls: false } : {}),
       });
     }
   clients.sort(

@@ -186,29 +186,42 @@ export class AdsServer implements StreamHost {
     server.addService(SERVICE, {
       StreamAggregatedResources: (call: grpc.ServerDuplexStream<DiscoveryRequest, ResponseChunks>) => {
         const out = this.budget.writer(call);
-        const stream = new SotwStream(call.getPeer(), out, this);
-        this.attach(call, stream, out, (req: DiscoveryRequest) => stream.onRequest(req));
+        const name = this.clientName(call);
+        const stream = new SotwStream(call.getPeer(), out, this, name !== undefined);
+        this.attach(call, stream, out, name, (req: DiscoveryRequest) => stream.onRequest(req));
       },
       DeltaAggregatedResources: (call: grpc.ServerDuplexStream<DeltaDiscoveryRequest, ResponseChunks>) => {
         const out = this.budget.writer(call);
-        const stream = new DeltaStream(call.getPeer(), out, this);
-        this.attach(call, stream, out, (req: DeltaDiscoveryRequest) => stream.onRequest(req));
+        const name = this.clientName(call);
+        const stream = new DeltaStream(call.getPeer(), out, this, name !== undefined);
+        this.attach(call, stream, out, name, (req: DeltaDiscoveryRequest) => stream.onRequest(req));
       },
     });
     return server;
+  }
+
+  /**
+   * The name of the client certificate the stream's connection was verified
+   * with: only with mutual TLS on (a client CA), and only on the TLS port
+   * (the plaintext port has no peer certificate). A stream with one is
+   * authenticated: it may be sent Secrets (resources.ts); every other stream
+   * is served as if no Secret existed.
+   */
+  private clientName(call: grpc.ServerDuplexStream<unknown, ResponseChunks>): string | undefined {
+    if (this.opts.tls?.clientCa === undefined) return undefined;
+    return certName(call.getAuthContext().sslPeerCertificate);
   }
 
   private attach<Req extends { readonly node?: NodeInfo }>(
     call: grpc.ServerDuplexStream<Req, ResponseChunks>,
     stream: AdsStream,
     out: PacedWriter,
+    // Mutual TLS: the node id is bound to the client's certificate (node-identity.ts).
+    name: string | undefined,
     onRequest: (req: Req) => void,
   ): void {
     this.streams.add(stream);
     const streamClosed = this.gate.streamOpened(call.getPeer());
-    // Mutual TLS: the node id is bound to the client's certificate (node-identity.ts).
-    const name =
-      this.opts.tls?.clientCa !== undefined ? certName(call.getAuthContext().sslPeerCertificate) : undefined;
     let open = true;
     // `byServer`: the server ended it (too many names, a failed request): the client heard why.
     const close = (byServer = false) => {
@@ -339,6 +352,7 @@ export class AdsServer implements StreamHost {
       id: s.id,
       status: snapshot ? s.status(snapshot) : PENDING,
       scope: s.scope(),
+      servesTls: s.mayHoldSecrets,
     });
     const live = [...this.streams].map(view);
     if (this.unreachable.size === 0) return live;

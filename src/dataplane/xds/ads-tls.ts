@@ -10,6 +10,7 @@
 
 import * as grpc from "@grpc/grpc-js";
 import type { SecureContextOptions } from "node:tls";
+import { TLS12_CIPHER_SUITES } from "../../envoy/tls-ciphers.js";
 
 export interface AdsTls {
   readonly cert: Buffer | string;
@@ -22,20 +23,12 @@ export interface AdsTls {
 }
 
 /**
- * TLS 1.2's cipher suites, on this port and the HTTPS one: ECDHE key exchange
- * (forward secrecy) with AEAD ciphers only, Mozilla's "intermediate" list
- * without DHE. OpenSSL sets TLS 1.3's suites apart, so they stay its defaults.
- * Every context built must carry it: a context without `ciphers` (a reload)
- * falls back to Node's defaults, static RSA and CBC-SHA1 among them.
+ * TLS 1.2's cipher suites (src/envoy/tls-ciphers.ts), on this port and the
+ * HTTPS one, as OpenSSL takes them. Every context built must carry it: a
+ * context without `ciphers` (a reload) falls back to Node's defaults, static
+ * RSA and CBC-SHA1 among them.
  */
-export const TLS12_CIPHERS = [
-  "ECDHE-ECDSA-AES128-GCM-SHA256",
-  "ECDHE-RSA-AES128-GCM-SHA256",
-  "ECDHE-ECDSA-AES256-GCM-SHA384",
-  "ECDHE-RSA-AES256-GCM-SHA384",
-  "ECDHE-ECDSA-CHACHA20-POLY1305",
-  "ECDHE-RSA-CHACHA20-POLY1305",
-].join(":");
+export const TLS12_CIPHERS = TLS12_CIPHER_SUITES.join(":");
 
 function contextOptions(tls: AdsTls): SecureContextOptions {
   return {

@@ -22,7 +22,9 @@ import { RouteHolding, routesMayGo, subset, type HeldState } from "./make-before
 import { PUSH_ORDER, covers, requiredNames, type XdsSnapshot } from "./resources.js";
 import { Subscription, type Names } from "./subscription.js";
 import {
+  nackWords,
   scopeOf,
+  viewFor,
   type AdsStream,
   type Scope,
   type StreamHost,
@@ -69,7 +71,14 @@ export class DeltaStream implements AdsStream, HeldState {
     readonly peer: string,
     private readonly out: Writable,
     private readonly host: StreamHost,
+    readonly mayHoldSecrets = false,
   ) {}
+
+  /** The snapshot served now, as this stream may see it. */
+  private current(): XdsSnapshot | undefined {
+    const s = this.host.current();
+    return s === undefined ? undefined : viewFor(s, this.mayHoldSecrets);
+  }
 
   get id(): string {
     return clip(this.node?.id || this.peer, MAX_CLIENT_ID);
@@ -98,7 +107,7 @@ export class DeltaStream implements AdsStream, HeldState {
     if (nonce !== "" && st.pending.has(nonce)) {
       const taken = !req.error_detail;
       if (taken) st.ack.ack(nonce);
-      else st.ack.reject(nonce, req.error_detail?.message ?? "");
+      else st.ack.reject(nonce, nackWords(url, req.error_detail?.message));
       this.settle(st, nonce, taken);
       if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
       answered = true;
@@ -114,7 +123,7 @@ export class DeltaStream implements AdsStream, HeldState {
     }
     if (url === TYPE_URL.routeConfiguration && st.sub.empty()) this.routes.clear();
     this.routes.changed();
-    const snapshot = this.host.current();
+    const snapshot = this.current();
     if (snapshot !== undefined) {
       if (changed || update.changed) this.push(snapshot);
       else if (answered && url === TYPE_URL.routeConfiguration)
@@ -143,7 +152,8 @@ export class DeltaStream implements AdsStream, HeldState {
     }
   }
 
-  push(snapshot: XdsSnapshot, only: readonly string[] = PUSH_ORDER): void {
+  push(whole: XdsSnapshot, only: readonly string[] = PUSH_ORDER): void {
+    const snapshot = viewFor(whole, this.mayHoldSecrets);
     for (const url of PUSH_ORDER) {
       const st = this.types.get(url);
       if (st === undefined || !only.includes(url)) continue;
@@ -209,7 +219,8 @@ export class DeltaStream implements AdsStream, HeldState {
     this.out.write(response);
   }
 
-  status(snapshot: XdsSnapshot): ClientStatus {
+  status(whole: XdsSnapshot): ClientStatus {
+    const snapshot = viewFor(whole, this.mayHoldSecrets);
     const per: ClientStatus[] = [];
     const lds = this.subscription(TYPE_URL.listener);
     if (lds !== undefined)
@@ -245,6 +256,7 @@ export class DeltaStream implements AdsStream, HeldState {
       id: this.id,
       peer: this.peer,
       protocol: this.protocol,
+      mayHoldSecrets: this.mayHoldSecrets,
       responses: this.responses,
       bytes: this.bytes,
       types: typesReport(this.types),

@@ -36,8 +36,11 @@ describe("served resources against Envoy's protos", () => {
   for (const name of goldenCases()) {
     it(`${name}: each host's route configuration is valid and holds the virtual host that host lands on in Envoy's`, () => {
       const served = new XdsEncoder().encode(goldenSnapshot(name));
-      const [edge] = served.types.get(TYPE_URL.routeConfiguration)?.list ?? [];
-      const hosts = (decodeResource(edge!.any).virtual_hosts ?? []) as { domains: string[] }[];
+      // A TLS host lands on its HTTPS virtual host (`https/HOST`, after `edge`): its real
+      // routes, never the plain listener's redirect, which a gRPC client would follow nowhere.
+      const hosts = (served.types.get(TYPE_URL.routeConfiguration)?.list ?? []).flatMap(
+        (rc) => (decodeResource(rc.any).virtual_hosts ?? []) as { domains: string[] }[],
+      );
       const byDomain = new Map(hosts.flatMap((vh) => vh.domains.map((d) => [d, vh] as const)));
       const asked = [...byDomain.keys()].filter(isApiListenerName).concat("nowhere.example.net");
       for (const host of asked) {
@@ -46,6 +49,7 @@ describe("served resources against Envoy's protos", () => {
         const json = decodeResource(r.any);
         expect(protos.check(r.any.type_url, json)).toEqual([]);
         expect(json.virtual_hosts).toEqual([byDomain.get(domainFor(host, byDomain)!)]);
+        expect(JSON.stringify(json)).not.toContain("https_redirect");
         // Asked again: the same resource, not a copy.
         expect(served.hostRoutes(host)).toBe(r);
       }

@@ -14,9 +14,15 @@
 // route configuration: grpc-js-xds 1.14 never notices a resource that comes
 // back unchanged after it was gone). Envoy asks for every listener and gets
 // only its own: it takes no API listener through LDS.
+//
+// TLS: the HTTPS listener, its route configurations `https/HOST` and the SDS
+// Secrets they name go only to clients authenticated by mutual TLS. Every
+// other stream is served the snapshot's `plain` view, the same snapshot
+// without them: to such a client no Secret exists, and it holds no listener
+// that would wait for one (Envoy warms a listener until its SDS secrets come).
 
 import { createHash } from "node:crypto";
-import { ROUTE_CONFIG_NAME, TYPE_URL } from "../../envoy/envoy-resources.js";
+import { HTTPS_LISTENER_NAME, ROUTE_CONFIG_NAME, TYPE_URL } from "../../envoy/envoy-resources.js";
 import {
   adsResources,
   NO_ROUTES,
@@ -42,10 +48,15 @@ import {
 } from "./proto-codec.js";
 import type { Names } from "./subscription.js";
 
-/** The order a snapshot is pushed in: clusters before their endpoints, listeners before their routes. */
+/**
+ * The order a snapshot is pushed in: clusters before their endpoints, Secrets
+ * before the listener that names them (it warms until they come), listeners
+ * before their routes.
+ */
 export const PUSH_ORDER = [
   TYPE_URL.cluster,
   TYPE_URL.clusterLoadAssignment,
+  TYPE_URL.secret,
   TYPE_URL.listener,
   TYPE_URL.routeConfiguration,
 ] as const;
@@ -76,12 +87,25 @@ export interface XdsSnapshot {
    * just the route configuration that names them.
    */
   readonly clustersOf: ReadonlyMap<string, readonly string[]>;
+  /** Per listener, the route configurations it names (`edge`, or each `https/HOST`). */
+  readonly routeConfigsOf: ReadonlyMap<string, readonly string[]>;
+  /** Per listener, the SDS Secrets its filter chains name (only the HTTPS listener's). */
+  readonly secretsOf: ReadonlyMap<string, readonly string[]>;
   /** Per virtual-host domain (`shop.example.com`, `*.example.com`, `*`), the clusters its routes reach. */
   readonly clustersOfDomain: ReadonlyMap<string, readonly string[]>;
   /** Per virtual-host domain, the keys (`namespace/name`) of the routes in it. */
   readonly routesOfDomain: ReadonlyMap<string, readonly string[]>;
   /** Keys of the routes it serves: what `Programmed` is about. */
   readonly routes: readonly string[];
+  /** Keys of the routes that serve a host over HTTPS. */
+  readonly tlsRoutes: ReadonlySet<string>;
+  /**
+   * What a client not authenticated by mutual TLS is served: this snapshot
+   * without the HTTPS listener, its route configurations and the Secrets
+   * (itself when it has none). One object per snapshot, so that what is
+   * cached per snapshot stays cached.
+   */
+  readonly plain: XdsSnapshot;
   /**
    * The route configuration `edge/HOST` of the API listener HOST: made on
    * first ask and kept with the snapshot, so every client of HOST shares it.
@@ -137,10 +161,12 @@ function computeRequiredNames(
 ): ReadonlyMap<string, ReadonlySet<string>> {
   const clusters = new Set<string>();
   const routeConfigs = new Set<string>();
+  const secrets = new Set<string>();
   const add = (l: string, named: boolean) => {
     const own = snapshot.clustersOf.get(l);
     if (own !== undefined) {
-      routeConfigs.add(ROUTE_CONFIG_NAME);
+      for (const r of snapshot.routeConfigsOf.get(l) ?? []) routeConfigs.add(r);
+      for (const s of snapshot.secretsOf.get(l) ?? []) secrets.add(s);
       for (const c of own) clusters.add(c);
     } else if (named && isApiListenerName(l)) {
       routeConfigs.add(hostRoutesName(l));
@@ -153,6 +179,7 @@ function computeRequiredNames(
     [TYPE_URL.routeConfiguration, routeConfigs],
     [TYPE_URL.cluster, clusters],
     [TYPE_URL.clusterLoadAssignment, clusters],
+    [TYPE_URL.secret, secrets],
   ]);
 }
 
@@ -335,6 +362,8 @@ export class XdsEncoder {
     const lists: Record<XdsTypeUrl, XdsResource[]> = {
       [TYPE_URL.cluster]: served.clusters.map((c) => one(c.name, c)),
       [TYPE_URL.clusterLoadAssignment]: served.clusterLoadAssignments.map((c) => one(c.cluster_name, c)),
+      // Its own version is the hash of its bytes: a renewed certificate changes this resource only.
+      [TYPE_URL.secret]: served.secrets.map((s) => one(s.name, s)),
       [TYPE_URL.listener]: served.listeners.map((l) => one(l.name, l)),
       [TYPE_URL.routeConfiguration]: routeConfigs,
     };
@@ -345,8 +374,20 @@ export class XdsEncoder {
     const hostRoutes = this.hostRoutesOf(byDomain, made, this.previousHostRoutes);
     this.previousHostRoutes = made;
     const clustersOf = new Map<string, readonly string[]>();
+    const routeConfigsOf = new Map<string, readonly string[]>();
+    const secretsOf = new Map<string, readonly string[]>();
     const all = resources.clusters.map((c) => c.name);
     for (const l of resources.listeners) clustersOf.set(l.name, all);
+    const https = resources.routeConfigurations.map((c) => c.name).filter((n) => n !== ROUTE_CONFIG_NAME);
+    for (const l of resources.listeners) {
+      const isHttps = l.name === HTTPS_LISTENER_NAME;
+      routeConfigsOf.set(l.name, isHttps ? https : [ROUTE_CONFIG_NAME]);
+      if (isHttps)
+        secretsOf.set(
+          l.name,
+          resources.secrets.map((s) => s.name),
+        );
+    }
     const clustersOfDomain = new Map<string, readonly string[]>();
     const routesOfDomain = new Map<string, readonly string[]>();
     for (const c of resources.routeConfigurations)
@@ -358,21 +399,64 @@ export class XdsEncoder {
           routesOfDomain.set(d, keys);
         }
       }
-    const types = new Map<string, XdsTypeResources>();
-    for (const url of PUSH_ORDER) {
-      const list = lists[url];
-      types.set(url, { list, byName: new Map(list.map((r) => [r.name, r])), digest: digestOf(list) });
-    }
-    return {
+    const types = typesOf(lists);
+    const full: Omit<XdsSnapshot, "plain"> = {
       version: snapshot.version,
       types,
       clustersOf,
+      routeConfigsOf,
+      secretsOf,
       clustersOfDomain,
       routesOfDomain,
       routes: snapshot.outcomes.filter((o) => o.accepted).map((o) => o.key),
+      tlsRoutes: new Set(
+        snapshot.outcomes.filter((o) => o.tls !== undefined && o.tls.served.length > 0).map((o) => o.key),
+      ),
       hostRoutes,
     };
+    if (!clustersOf.has(HTTPS_LISTENER_NAME) && lists[TYPE_URL.secret].length === 0) {
+      const self: XdsSnapshot = {
+        ...full,
+        get plain() {
+          return self;
+        },
+      };
+      return self;
+    }
+    const plain: XdsSnapshot = {
+      ...full,
+      types: typesOf({
+        ...lists,
+        [TYPE_URL.secret]: [],
+        [TYPE_URL.listener]: lists[TYPE_URL.listener].filter((r) => r.name !== HTTPS_LISTENER_NAME),
+        [TYPE_URL.routeConfiguration]: lists[TYPE_URL.routeConfiguration].filter(
+          (r) => r.name === ROUTE_CONFIG_NAME,
+        ),
+      }),
+      clustersOf: without(clustersOf, HTTPS_LISTENER_NAME),
+      routeConfigsOf: without(routeConfigsOf, HTTPS_LISTENER_NAME),
+      secretsOf: new Map(),
+      get plain() {
+        return plain;
+      },
+    };
+    return { ...full, plain };
   }
+}
+
+function typesOf(lists: Record<XdsTypeUrl, readonly XdsResource[]>): Map<string, XdsTypeResources> {
+  const types = new Map<string, XdsTypeResources>();
+  for (const url of PUSH_ORDER) {
+    const list = lists[url];
+    types.set(url, { list, byName: new Map(list.map((r) => [r.name, r])), digest: digestOf(list) });
+  }
+  return types;
+}
+
+function without<V>(map: ReadonlyMap<string, V>, key: string): Map<string, V> {
+  const out = new Map(map);
+  out.delete(key);
+  return out;
 }
 
 let noRoutes: EncodedHost | undefined;

@@ -4,6 +4,16 @@
 // virtual host HOST lands on). So a gRPC client's NACK marks its hosts'
 // routes, not every route; a client that asked for no listener holds no route
 // and is waited for by none.
+//
+// A route that serves a host over HTTPS is Programmed only by what serves
+// that: Envoy (scope `*`) counts for it only if it may hold the route's
+// Secret (authenticated by mutual TLS), and then, as for everything it holds,
+// once it ACKed the Secret, the HTTPS listener and `https/HOST` too (they are
+// among what its listeners require, resources.ts requiredNames). An Envoy
+// without a client certificate serves only the plain side (for a TLS host, a
+// redirect to what it does not serve): it does not make a TLS route
+// Programmed. A gRPC client (a host scope) reads the host's routes through
+// `edge/HOST`, without TLS at the edge: it counts as for any route.
 
 import type { RouteProgramming, RouteStanding } from "../dataplane.js";
 import { combine, pendingWords, type AckVerdict, type ClientStatus } from "./ack-tracker.js";
@@ -16,6 +26,12 @@ export interface ClientView {
   readonly scope: Scope;
   /** When its connection went silent (ms since the epoch): it may still serve what it held. */
   readonly unreachableSince?: number;
+  /**
+   * false: it is not authenticated by mutual TLS, so it holds no HTTPS side
+   * (no listener `https`, no Secret). Absent (a record of another replica's
+   * client): counted as the records say, as before TLS.
+   */
+  readonly servesTls?: boolean;
 }
 
 /** Whether a client that scope for `scope` carries any route at all. */
@@ -58,12 +74,14 @@ function programmingOf(verdict: AckVerdict, pendingMessage: string, anyClient: b
 export class RouteVerdicts implements RouteStanding {
   private readonly clients: readonly (ClientView & { readonly routes: "*" | ReadonlySet<string> })[];
   private readonly byRoutes = new Map<string, RouteProgramming>();
+  private readonly tlsRoutes: ReadonlySet<string>;
 
   constructor(
     snapshot: XdsSnapshot,
     clients: readonly ClientView[],
     private readonly pendingMessage: string,
   ) {
+    this.tlsRoutes = snapshot.tlsRoutes;
     this.clients = clients
       .filter((c) => scopeHasRoutes(c.scope))
       .map((c) => ({
@@ -74,7 +92,8 @@ export class RouteVerdicts implements RouteStanding {
   }
 
   live(key: string): RouteProgramming {
-    return this.verdictOf((c) => c.routes === "*" || c.routes.has(key));
+    const tls = this.tlsRoutes.has(key);
+    return this.verdictOf((c) => (c.routes === "*" ? !(tls && c.servesTls === false) : c.routes.has(key)));
   }
 
   deleted(hostnames: readonly string[]): RouteProgramming {

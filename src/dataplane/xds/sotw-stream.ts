@@ -22,7 +22,9 @@ import {
 } from "./resources.js";
 import { Subscription, type Names } from "./subscription.js";
 import {
+  nackWords,
   scopeOf,
+  viewFor,
   type AdsStream,
   type Scope,
   type StreamHost,
@@ -58,7 +60,14 @@ export class SotwStream implements AdsStream, HeldState {
     readonly peer: string,
     private readonly out: Writable,
     private readonly host: StreamHost,
+    readonly mayHoldSecrets = false,
   ) {}
+
+  /** The snapshot served now, as this stream may see it. */
+  private current(): XdsSnapshot | undefined {
+    const s = this.host.current();
+    return s === undefined ? undefined : viewFor(s, this.mayHoldSecrets);
+  }
 
   get id(): string {
     return clip(this.node?.id || this.peer, MAX_CLIENT_ID);
@@ -67,7 +76,7 @@ export class SotwStream implements AdsStream, HeldState {
   onRequest(req: DiscoveryRequest): void {
     this.node ??= req.node;
     const url = req.type_url;
-    // This server serves the four types a snapshot holds; anything else gets no answer.
+    // This server serves the five types a snapshot holds; anything else gets no answer.
     if (!KNOWN_TYPES.has(url)) return;
     let st = this.types.get(url);
     if (st === undefined) {
@@ -82,7 +91,7 @@ export class SotwStream implements AdsStream, HeldState {
       if (!st.ack.isLatest(nonce)) return;
       const taken = !req.error_detail;
       if (taken) st.ack.ack(nonce);
-      else st.ack.reject(nonce, req.error_detail?.message ?? "");
+      else st.ack.reject(nonce, nackWords(url, req.error_detail?.message));
       if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
       answered = true;
     }
@@ -98,7 +107,7 @@ export class SotwStream implements AdsStream, HeldState {
 
   /** What may go now that the client answered or asked anew. */
   private followUp(url: string, st: TypeState, answered: boolean): void {
-    const snapshot = this.host.current();
+    const snapshot = this.current();
     if (snapshot === undefined) return;
     if (st.dirty || url === TYPE_URL.listener) return this.push(snapshot);
     if (!answered) return;
@@ -109,7 +118,8 @@ export class SotwStream implements AdsStream, HeldState {
     if (this.routesWaiting) this.push(snapshot, [TYPE_URL.routeConfiguration]);
   }
 
-  push(snapshot: XdsSnapshot, only: readonly string[] = PUSH_ORDER): void {
+  push(whole: XdsSnapshot, only: readonly string[] = PUSH_ORDER): void {
+    const snapshot = viewFor(whole, this.mayHoldSecrets);
     for (const url of PUSH_ORDER) {
       const st = this.types.get(url);
       if (st === undefined || !only.includes(url)) continue;
@@ -186,7 +196,8 @@ export class SotwStream implements AdsStream, HeldState {
     this.out.write(response);
   }
 
-  status(snapshot: XdsSnapshot): ClientStatus {
+  status(whole: XdsSnapshot): ClientStatus {
+    const snapshot = viewFor(whole, this.mayHoldSecrets);
     const per: ClientStatus[] = [];
     // What the client's listeners lead to must be asked for before it can be held.
     const lds = this.types.get(TYPE_URL.listener);
@@ -214,6 +225,7 @@ export class SotwStream implements AdsStream, HeldState {
       id: this.id,
       peer: this.peer,
       protocol: this.protocol,
+      mayHoldSecrets: this.mayHoldSecrets,
       responses: this.responses,
       bytes: this.bytes,
       types: typesReport(this.types),

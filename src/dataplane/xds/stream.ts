@@ -1,11 +1,27 @@
 // What the ADS server needs from a stream, whichever protocol variant it speaks.
 
 import type { ClientStatus, TypeAck } from "./ack-tracker.js";
-import { LISTENER_NAME, ROUTE_CONFIG_NAME } from "../../envoy/envoy-resources.js";
+import {
+  HTTPS_LISTENER_NAME,
+  LISTENER_NAME,
+  ROUTE_CONFIG_NAME,
+  TYPE_URL,
+} from "../../envoy/envoy-resources.js";
 import { hostOfRoutesName, isApiListenerName } from "../../translate/grpc.js";
 import type { Names, Subscription } from "./subscription.js";
 import type { XdsSnapshot } from "./resources.js";
 import type { ResponseChunks } from "./response-chunks.js";
+
+/**
+ * What is kept of a client's NACK: its words, except for a Secret, whose
+ * NACK could quote what it refused (a key): that one says only that it was
+ * refused. Kept words reach route status, /debug/xds and the ACK records.
+ */
+export function nackWords(typeUrl: string, message: string | undefined): string {
+  if (typeUrl === TYPE_URL.secret)
+    return "the client refused a Secret (its words are not kept: they may quote key material)";
+  return message ?? "";
+}
 
 export interface Writable {
   write(response: ResponseChunks): void;
@@ -25,6 +41,8 @@ export interface StreamReport {
   readonly id: string;
   readonly peer: string;
   readonly protocol: "sotw" | "delta";
+  /** Verified by a client certificate: it is served Secrets. */
+  readonly mayHoldSecrets: boolean;
   readonly responses: number;
   readonly bytes: number;
   readonly types: Record<
@@ -67,7 +85,7 @@ export function scopeOf(lds: Names | undefined, rds: Names | undefined): Scope {
   if (lds?.wildcard || rds?.wildcard) return "*";
   const hosts = new Set<string>();
   for (const l of lds?.names ?? []) {
-    if (l === LISTENER_NAME) return "*";
+    if (l === LISTENER_NAME || l === HTTPS_LISTENER_NAME) return "*";
     // A name that is neither Envoy's listener nor a host gets nothing, and holds no route.
     if (isApiListenerName(l)) hosts.add(l);
   }
@@ -79,8 +97,19 @@ export function scopeOf(lds: Names | undefined, rds: Names | undefined): Scope {
   return [...hosts].sort();
 }
 
+/**
+ * The snapshot as a stream may see it: whole for a client that proved who it
+ * is with a client certificate (mutual TLS), else without TLS (resources.ts's
+ * `plain`): such a stream is never sent a Secret, nor a listener that names one.
+ */
+export function viewFor(snapshot: XdsSnapshot, mayHoldSecrets: boolean): XdsSnapshot {
+  return mayHoldSecrets ? snapshot : snapshot.plain;
+}
+
 export interface AdsStream {
   readonly id: string;
+  /** Its client presented a client certificate the ADS port verified: it may be sent Secrets. */
+  readonly mayHoldSecrets: boolean;
   /** The client's address and port, as gRPC gives it (`call.getPeer()`). */
   readonly peer: string;
   readonly protocol: "sotw" | "delta";

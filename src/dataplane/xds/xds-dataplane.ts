@@ -127,7 +127,7 @@ export class XdsDataPlane implements DataPlane {
     // Where each stream stands on the version served comes from that stream, never from
     // history: a client that ACKed it and then subscribed to more is pending again, and
     // two streams may share a node id.
-    const clients = statuses.map(({ id, status, scope, unreachableSince }): ClientAck => {
+    const clients = statuses.map(({ id, status, scope, unreachableSince, servesTls }): ClientAck => {
       const { acked, nack } = this.standingOf.get(id) ?? {};
       const now =
         status.kind === "acked" && served
@@ -147,6 +147,9 @@ export class XdsDataPlane implements DataPlane {
         ...refused,
         scope,
         ...(unreachableSince !== undefined ? { unreachableSince } : {}),
+        // Only for an Envoy (scope `*`) without a client certificate, the one it matters for
+        // (route-standing.ts): every other record reads as before TLS.
+        ...(servesTls === false && scope === "*" ? { servesTls } : {}),
       };
     });
     return { replica: this.opts.acks?.identity.pod ?? "local", ...(served ? { served } : {}), clients };
