@@ -5,12 +5,12 @@
 // ResolvedRefs=False/SecretNotFound, then True once its Secret exists, and no
 // byte of the key shows in any status, event or log line.
 //
-// Parts of this follow the other engineers' halves of TLS and switch on with them:
-//  - a route's spec.tls is kept only once the CRD's schema has it (SCHEMA_HAS_TLS);
-//  - ResolvedRefs is written only once the translation fills each route's TLS
+// Parts of this need the schema, the translation and SDS on ADS, and say so:
+//  - a route's spec.tls is kept only when the CRD's schema has it (SCHEMA_HAS_TLS);
+//  - ResolvedRefs is written only when the translation fills each route's TLS
 //    outcome (TRANSLATION_FILLS_TLS);
 //  - a connected ADS client seeing the renewed Secret within 5 s needs SDS on
-//    ADS: ADS_SERVES_TLS_SECRETS, set by hand by whoever merges it.
+//    ADS (ADS_SERVES_TLS_SECRETS).
 
 import { X509Certificate } from "node:crypto";
 import type { IncomingMessage } from "node:http";
@@ -35,7 +35,7 @@ import { apply, cond, endpointSlice, getRoute, service } from "./routes.js";
 const NS = "tls";
 const log = silentLogger();
 
-/** Flip to true once the ADS server serves SDS Secrets: a connected client then must see a renewal within 5 s. */
+/** The ADS server serves SDS Secrets: a connected client must see a renewal within 5 s. */
 const ADS_SERVES_TLS_SECRETS = true;
 
 /** The CRD keeps spec.tls (else the apiserver prunes it). */
