@@ -82,3 +82,13 @@ describe("serve's data-plane flags", () => {
     expect(() => parse(args)).toThrow(message);
   });
 });
+
+describe("serve's --tls-expiry-warning", () => {
+  it("defaults to 14 days, takes a duration and refuses anything else", () => {
+    expect(parse([]).tlsExpiryWarningMs).toBe(14 * 24 * 3_600_000);
+    expect(parse(["--tls-expiry-warning", "720h"]).tlsExpiryWarningMs).toBe(30 * 24 * 3_600_000);
+    expect(() => parse(["--tls-expiry-warning", "2 weeks"])).toThrow(
+      /--tls-expiry-warning: must be a duration/,
+    );
+  });
+});

@@ -74,6 +74,11 @@ ${clusterFlagsHelp()}
                             seen on the plaintext port only)
   --deprogram-timeout DUR   how long a deleted route waits for the data plane
                             before it says DeprogramStuck (default 2m)
+  --tls-expiry-warning DUR  a certificate in a TLS Secret a route references
+                            that expires within this is reported: a Warning
+                            event CertificateExpiring on each such route (the
+                            metric edge_operator_tls_certificate_expiry_timestamp_seconds
+                            has every notAfter) (default 336h, 14 days)
   --client-ca FILE          PEM CA bundle: /validate and /mutate answer only
                             callers with a client certificate it signed (the
                             apiserver, configured as in docs/install.md); the
@@ -149,6 +154,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "dataplane-namespace": { type: "string", default: process.env.POD_NAMESPACE ?? "default" },
       "dataplane-configmap": { type: "string", default: "edge-envoy-xds" },
       "deprogram-timeout": { type: "string", default: "2m" },
+      "tls-expiry-warning": { type: "string", default: "336h" },
       "xds-listen": { type: "string", default: "127.0.0.1:18000" },
       "xds-plaintext": { type: "boolean", default: false },
       "xds-plaintext-listen": { type: "string" },
@@ -247,6 +253,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     dataPlaneNamespace: values["dataplane-namespace"],
     dataPlaneConfigMap: values["dataplane-configmap"],
     deprogramTimeoutMs: parseDuration("--deprogram-timeout", values["deprogram-timeout"]),
+    tlsExpiryWarningMs: parseDuration("--tls-expiry-warning", values["tls-expiry-warning"]),
     shutdownDelayMs: parseDuration("--shutdown-delay", values["shutdown-delay"]),
     maxConnections,
     maxConnectionsPerPeer,

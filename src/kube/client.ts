@@ -46,6 +46,8 @@ export interface RequestOptions {
   body?: unknown;
   /** For PATCH: application/merge-patch+json or application/json-patch+json. */
   contentType?: string;
+  /** The Accept header (default application/json); a metadata-only read asks for PartialObjectMetadata. */
+  accept?: string;
   signal?: AbortSignal;
   /**
    * The deadline for the whole call, retries included (default 30 s): a hung
@@ -146,7 +148,7 @@ export function kubeClient(access: ClusterAccess, clientOpts: ClientOptions = {}
     }
     const headers: http.OutgoingHttpHeaders = {
       ...creds.headers,
-      accept: "application/json",
+      accept: opts.accept ?? "application/json",
       "user-agent": clientOpts.userAgent ?? userAgent(),
     };
     if (opts.body !== undefined) headers["content-type"] = opts.contentType ?? "application/json";

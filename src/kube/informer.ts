@@ -29,6 +29,13 @@ export interface InformerOptions {
   /** How long past the watch timeout the client waits for the server to end a watch (default 30 s). */
   idleGraceMs?: number;
   pageSize?: number;
+  /** A fieldSelector for the list and the watch (e.g. `type=kubernetes.io/tls`). */
+  fieldSelector?: string;
+  /**
+   * Accept headers for the list and the watch: a metadata-only informer asks
+   * for PartialObjectMetadataList and PartialObjectMetadata (default JSON objects).
+   */
+  accept?: { readonly list: string; readonly watch: string };
   /** Restart backoff: doubling from `baseMs` to `maxMs` (default 500 ms to 30 s), with jitter. */
   backoffBaseMs?: number;
   backoffMaxMs?: number;
@@ -114,6 +121,16 @@ export class Informer {
     return this.newestObject;
   }
 
+  /** The resourceVersion of the object at `key` (`namespace/name`), undefined when the informer knows none. */
+  resourceVersionOf(key: string): string | undefined {
+    return this.known.get(key);
+  }
+
+  /** How many objects the informer knows. */
+  size(): number {
+    return this.known.size;
+  }
+
   /** `namespace/name` of every object the informer knows. */
   keys(): string[] {
     return [...this.known.keys()];
@@ -172,6 +189,8 @@ export class Informer {
       timeoutMs: requestTimeoutMs,
       signal: this.stopping.signal,
       consistent: true,
+      ...(this.opts.fieldSelector !== undefined ? { query: { fieldSelector: this.opts.fieldSelector } } : {}),
+      ...(this.opts.accept ? { accept: this.opts.accept.list } : {}),
       onExpired: () => {
         seen = new Set();
         this.opts.log.info({ informer: this.opts.name }, "list expired (410): listing again");
@@ -211,7 +230,14 @@ export class Informer {
     const timeoutSeconds = Math.round(watchTimeoutSeconds * (1 + Math.random() / 5));
     const started = Date.now();
     const res = await client.stream(path, {
-      query: { watch: true, resourceVersion: this.rv, allowWatchBookmarks: true, timeoutSeconds },
+      query: {
+        watch: true,
+        resourceVersion: this.rv,
+        allowWatchBookmarks: true,
+        timeoutSeconds,
+        fieldSelector: this.opts.fieldSelector,
+      },
+      ...(this.opts.accept ? { accept: this.opts.accept.watch } : {}),
       signal: this.stopping.signal,
       // The whole stream's deadline: the client-side check for a stream that died silently.
       timeoutMs: timeoutSeconds * 1000 + idleGraceMs,

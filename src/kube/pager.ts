@@ -35,6 +35,10 @@ export interface PagerOptions {
   readonly maxRestarts?: number;
   /** Told of each 410 taken: `fromStart` when the pages begin again (the caller drops what it gathered). */
   readonly onExpired?: (fromStart: boolean) => void;
+  /** More of the query (a fieldSelector), sent with every page. */
+  readonly query?: Readonly<Record<string, string>>;
+  /** The Accept header of every page (a metadata-only list). */
+  readonly accept?: string;
   /** Wraps each page request (migration retries 429s and 5xx with it). */
   readonly retry?: <R>(fetch: () => Promise<R>) => Promise<R>;
 }
@@ -57,8 +61,9 @@ export async function* listPages<T>(
   const fetchPage = (cont: string | undefined): Promise<ListPage<T>> =>
     retry(() =>
       kube.json<ListPage<T>>("GET", path, {
-        query: { limit: pageSize, continue: cont },
+        query: { ...opts.query, limit: pageSize, continue: cont },
         timeoutMs,
+        ...(opts.accept !== undefined ? { accept: opts.accept } : {}),
         ...(signal ? { signal } : {}),
       }),
     );

@@ -3,8 +3,8 @@
 
 import type { RouteProgramming } from "../dataplane/dataplane.js";
 import { describeDropped } from "../routing/claims.js";
-import type { DesiredCondition } from "./conditions.js";
-import type { RouteOutcome } from "../translate/snapshot.js";
+import type { ConditionType, DesiredCondition } from "./conditions.js";
+import type { RouteOutcome, TlsOutcome } from "../translate/snapshot.js";
 
 export const pendingNotAccepted: DesiredCondition = {
   type: "Programmed",
@@ -13,16 +13,55 @@ export const pendingNotAccepted: DesiredCondition = {
   message: "not programmed: the route is not accepted",
 };
 
+/** `host (why), ...`: TLS hosts not served over HTTPS, named as dropped matches are (the first few). */
+export function describeNotServed(notServed: TlsOutcome["notServed"], limit = 5): string {
+  const shown = notServed
+    .slice(0, limit)
+    .map((n) => `${n.hostname} not served over HTTPS (${n.message})`)
+    .join(", ");
+  const more = notServed.length > limit ? ` and ${notServed.length - limit} more` : "";
+  return `${shown}${more}`;
+}
+
 /** Accepted, from the snapshot's verdict on the route. */
 export function acceptedFrom(outcome: RouteOutcome): DesiredCondition {
   if (!outcome.accepted) {
     return { type: "Accepted", status: "False", reason: outcome.reason, message: outcome.message };
   }
+  const parts: string[] = [];
+  if (outcome.dropped.length > 0) parts.push(describeDropped(outcome.dropped));
+  if (outcome.tls && outcome.tls.notServed.length > 0) parts.push(describeNotServed(outcome.tls.notServed));
   const message =
-    outcome.dropped.length === 0
+    parts.length === 0
       ? "the route is valid and its Services exist"
-      : `accepted in part: ${describeDropped(outcome.dropped)}`;
+      : `accepted in part: ${parts.join("; ")}`;
   return { type: "Accepted", status: "True", reason: "Valid", message };
+}
+
+/** ResolvedRefs, on a route whose spec has TLS (undefined otherwise: the condition is then removed). */
+export function resolvedRefsFrom(outcome: RouteOutcome): DesiredCondition | undefined {
+  const tls = outcome.tls;
+  if (!tls) return undefined;
+  if (!tls.refs.resolved)
+    return { type: "ResolvedRefs", status: "False", reason: tls.refs.reason, message: tls.refs.message };
+  return {
+    type: "ResolvedRefs",
+    status: "True",
+    reason: "ResolvedRefs",
+    message: "the TLS Secret exists and holds a usable certificate and key",
+  };
+}
+
+/** Every condition the snapshot decides for a live route, and the types it removes. */
+export function snapshotConditions(
+  outcome: RouteOutcome,
+  push: PushVerdict,
+): { desired: DesiredCondition[]; remove: ConditionType[] } {
+  const refs = resolvedRefsFrom(outcome);
+  return {
+    desired: [acceptedFrom(outcome), programmedFrom(outcome, push), ...(refs ? [refs] : [])],
+    remove: refs ? [] : ["ResolvedRefs"],
+  };
 }
 
 /** What the data plane did with the snapshot, for every route or for one (RouteStanding). */

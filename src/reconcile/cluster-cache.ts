@@ -11,6 +11,15 @@
 // and the `seen` wait of /reconcile compare against.
 //
 // Objects are held slim: only what the snapshot and status writes read.
+//
+// TLS Secrets are not a fourth watch of whole objects: a metadata-only watch
+// says which exist, and only the ones live routes reference are read
+// (tls-secret-contents.ts). They are not part of the read revision
+// (REVISION_PARTS): that revision fences pushes so that a reconcile that read
+// before a finalizer went cannot put the deleted route back, and the watcher's
+// `seen` names the kinds it watches, which Secrets are not; a Secret's contents
+// are read by GET, at no list's revision. A rotation moves `inputs()` and the
+// serve loop pushes it; it never decides a finalizer.
 
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
@@ -26,7 +35,7 @@ import {
   type ReadRevision,
   type RevisionPart,
 } from "../dataplane/read-revision.js";
-import type { EndpointsByService } from "../translate/snapshot.js";
+import type { EndpointsByService, TlsSecrets } from "../translate/snapshot.js";
 import type { KubeClient } from "../kube/client.js";
 import { Informer, type EventType } from "../kube/informer.js";
 import { keyOf, objectKey, type Watched } from "../api/object-key.js";
@@ -39,6 +48,8 @@ import {
   type ServiceEndpoints,
 } from "../routing/service-endpoints.js";
 import { slimRoute } from "./slim-route.js";
+import { TlsSecretContents } from "./tls-secret-contents.js";
+import { tlsSecretKeyOf } from "./tls-secret-refs.js";
 import type { ClusterView } from "./cluster-view.js";
 
 export interface ClusterCacheOptions {
@@ -51,6 +62,10 @@ export interface ClusterCacheOptions {
   /** Passed to each informer (tests shorten them). */
   watchTimeoutSeconds?: number;
   pageSize?: number;
+  /** GETs of referenced TLS Secrets in flight at once (default 4). */
+  secretReadConcurrency?: number;
+  /** How long snapshotInputs() waits for referenced Secrets' reads in flight (default 2 s). */
+  secretSettleMs?: number;
 }
 
 export interface CacheMetrics {
@@ -159,6 +174,9 @@ export class ClusterCache {
   private endpointsView: EndpointsByService | undefined;
   private readonly rv: Record<RevisionPart, string> = { routes: "", services: "", endpointslices: "" };
   private readonly informers: Record<RevisionPart, Informer>;
+  private readonly tls: TlsSecretContents;
+  /** Live route -> the TLS Secret it references. */
+  private readonly routeSecret = new Map<string, string>();
   private waiters: Waiter[] = [];
   private readonly listeners = new Set<() => void>();
   private changeScheduled = false;
@@ -201,27 +219,48 @@ export class ClusterCache {
         this.onSlice(t, o),
       ),
     };
+    this.tls = new TlsSecretContents({
+      ...common,
+      onChange: () => {
+        this.changed();
+        this.metrics?.objects.set({ kind: "tls-secret-contents" }, this.tls.heldCount());
+      },
+      onMetadataEvent: () => {
+        this.metrics?.events.inc({ kind: "secrets" });
+        this.metrics?.objects.set({ kind: "secrets" }, this.tls.metadataCount());
+      },
+      ...(opts.secretReadConcurrency !== undefined ? { concurrency: opts.secretReadConcurrency } : {}),
+    });
   }
 
   /** Lists and watches until `signal` aborts. */
   start(signal: AbortSignal): void {
     for (const p of REVISION_PARTS) this.informers[p].start();
+    this.tls.start();
     const stop = (): void => {
       for (const p of REVISION_PARTS) void this.informers[p].stop();
+      void this.tls.stop();
       for (const w of this.waiters.splice(0)) w.resolve(false);
     };
     if (signal.aborted) stop();
     else signal.addEventListener("abort", stop, { once: true });
   }
 
-  /** Every kind has been listed once. */
+  /**
+   * Every kind has been listed once, the TLS Secrets' metadata too, and the
+   * referenced Secrets have been read once: a first build then serves every
+   * TLS host that has a good Secret, not a moment without them.
+   */
   synced(): boolean {
-    return REVISION_PARTS.every((p) => this.informers[p].hasSynced());
+    return REVISION_PARTS.every((p) => this.informers[p].hasSynced()) && this.tls.ready();
   }
 
   /** Resolves once every kind has been listed once (or `signal` aborts). */
   async waitForSync(signal?: AbortSignal): Promise<void> {
-    const all = Promise.all(REVISION_PARTS.map((p) => this.informers[p].waitForSync()));
+    // The routes first: which Secrets are referenced is known only then.
+    const all = Promise.all(REVISION_PARTS.map((p) => this.informers[p].waitForSync())).then(() =>
+      this.tls.whenReady(),
+    );
     if (!signal) return void (await all);
     await Promise.race([
       all,
@@ -254,6 +293,16 @@ export class ClusterCache {
 
   service(namespace: string, name: string): V1Service | undefined {
     return this.serviceMap.get(objectKey(namespace, name));
+  }
+
+  /** The contents of the TLS Secrets live routes reference. Not changed afterwards either. */
+  secrets(): TlsSecrets {
+    return this.tls.secrets();
+  }
+
+  /** Whether a `kubernetes.io/tls` Secret by that name exists; undefined before the metadata watch's first list. */
+  tlsSecretExists(namespace: string, name: string): boolean | undefined {
+    return this.tls.exists(objectKey(namespace, name));
   }
 
   /** Every Service's ready endpoints: what buildSnapshot takes. Not changed afterwards either. */
@@ -299,13 +348,19 @@ export class ClusterCache {
   /** What the reconciler reads, from this cache: no apiserver request at all; the read revision is the cache's. */
   view(): ClusterView {
     return {
-      snapshotInputs: () =>
-        Promise.resolve({
+      snapshotInputs: async (signal) => {
+        // A route that names a Secret just now, or a Secret just renewed, is
+        // read within milliseconds: statuses wait for that rather than say
+        // SecretNotFound for a moment.
+        await this.tls.whenSettled(this.opts.secretSettleMs ?? 2_000, signal);
+        return {
           routes: this.routes(),
           endpoints: this.endpoints(),
+          secrets: this.secrets(),
           read: this.revision(),
           stamp: this.inputs(),
-        }),
+        };
+      },
       route: (ns, name) => Promise.resolve(this.route(ns, name)),
       service: (ns, name) => Promise.resolve(this.service(ns, name)),
     };
@@ -377,10 +432,12 @@ export class ClusterCache {
     const wasTerminating = before?.metadata.deletionTimestamp != null;
     if (type === "DELETED") {
       this.routeMap.delete(key);
+      this.referenceSecret(key, undefined);
       return !wasTerminating;
     }
     const after = slimRoute(obj as unknown as EdgeRouteV2);
     this.routeMap.set(key, after);
+    this.referenceSecret(key, tlsSecretKeyOf(after));
     if (wasTerminating && after.metadata.deletionTimestamp != null) return false;
     return before === undefined || !sameForSnapshot(before, after);
   }
@@ -416,6 +473,16 @@ export class ClusterCache {
     if (before !== undefined) this.refreshEndpoints(before);
     if (svc !== undefined && svc !== before) this.refreshEndpoints(svc);
     return true;
+  }
+
+  /** Which TLS Secret the live route `routeKey` references now (undefined: none). */
+  private referenceSecret(routeKey: string, secretKey: string | undefined): void {
+    const before = this.routeSecret.get(routeKey);
+    if (before === secretKey) return;
+    if (secretKey === undefined) this.routeSecret.delete(routeKey);
+    else this.routeSecret.set(routeKey, secretKey);
+    if (secretKey !== undefined) this.tls.reference(secretKey);
+    if (before !== undefined) this.tls.unreference(before);
   }
 
   /** One Service's endpoints, again from its Service and slices. */

@@ -12,6 +12,9 @@ import { slimRoute } from "./slim-route.js";
 import type { KubeClient } from "../kube/client.js";
 import { isNotFound } from "../kube/errors.js";
 import { listAll } from "../kube/pager.js";
+import { eachConcurrently } from "../kube/each-concurrently.js";
+import type { TlsSecret } from "../translate/tls-secrets.js";
+import { readTlsSecret, referencedTlsSecrets } from "./tls-secret-refs.js";
 import {
   edgeRoutePath,
   edgeRoutesPath,
@@ -47,7 +50,7 @@ export interface ClusterView {
 export class ApiserverView implements ClusterView {
   constructor(private readonly kube: KubeClient) {}
 
-  /** Three LISTs, read at once: O(cluster) apiserver work per call. */
+  /** Three LISTs, read at once: O(cluster) apiserver work per call; then a GET of each referenced TLS Secret. */
   async snapshotInputs(signal?: AbortSignal): Promise<SnapshotInputs> {
     const [routes, services, slices] = await Promise.all([
       this.listRoutes(signal),
@@ -57,6 +60,7 @@ export class ApiserverView implements ClusterView {
     return {
       routes: routes.items,
       endpoints: endpointsByService(services.items, slices.items),
+      secrets: await this.readSecrets(routes.items, signal),
       read: readRevision({
         routes: routes.resourceVersion,
         services: services.resourceVersion,
@@ -71,6 +75,16 @@ export class ApiserverView implements ClusterView {
 
   service(namespace: string, name: string, signal?: AbortSignal): Promise<V1Service | undefined> {
     return this.getService(namespace, name, signal);
+  }
+
+  /** The TLS Secrets the live routes reference, each by a GET (never a LIST of Secrets). */
+  async readSecrets(routes: readonly EdgeRouteV2[], signal?: AbortSignal): Promise<TlsSecrets> {
+    const secrets = new Map<string, TlsSecret>();
+    await eachConcurrently(referencedTlsSecrets(routes), 8, async (key) => {
+      const got = await readTlsSecret(this.kube, key, signal);
+      if (got) secrets.set(key, got.secret);
+    });
+    return new Map([...secrets].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 
   /** Every EdgeRoute, read as v2 (the hub), in all namespaces. */

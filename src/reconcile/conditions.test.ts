@@ -66,3 +66,19 @@ describe("nextStatus", () => {
     expect(nowRfc3339(new Date("2026-11-29T10:11:12.345Z"))).toBe("2026-11-29T10:11:12Z");
   });
 });
+
+describe("nextStatus, removing a condition", () => {
+  const refs: DesiredCondition = {
+    type: "ResolvedRefs",
+    status: "True",
+    reason: "ResolvedRefs",
+    message: "ok",
+  };
+  it("drops a type named in `remove` and counts that as a change; keeps Accepted and Programmed first", () => {
+    const s1 = nextStatus(undefined, [refs, programmed, accepted], 1, "T1");
+    expect(s1?.conditions?.map((c) => c.type)).toEqual(["Accepted", "Programmed", "ResolvedRefs"]);
+    const s2 = nextStatus(s1, [accepted, programmed], 1, "T2", ["ResolvedRefs"]);
+    expect(s2?.conditions?.map((c) => c.type)).toEqual(["Accepted", "Programmed"]);
+    expect(nextStatus(s2, [accepted, programmed], 1, "T3", ["ResolvedRefs"])).toBeUndefined();
+  });
+});

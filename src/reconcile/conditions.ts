@@ -2,18 +2,21 @@
 // moves, and a status that would not change is not written at all.
 
 import type { Condition, EdgeRouteStatus } from "../api/types.js";
+import type { RefsReason } from "../translate/tls-secrets.js";
 
-export type ConditionType = "Accepted" | "Programmed";
+export type ConditionType = "Accepted" | "Programmed" | "ResolvedRefs";
 
 export type AcceptedReason = "Valid" | "ServiceNotFound" | "Conflicted" | "Invalid";
 export type ProgrammedReason =
   "Synced" | "PushFailed" | "Pending" | "DeprogramStuck" | "SnapshotTooLarge" | "Rejected" | "NoDataPlane";
+/** As Gateway API's: the route's TLS Secret resolved, or why not. */
+export type ResolvedRefsReason = "ResolvedRefs" | RefsReason;
 
 /** A condition as the reconcile wants it; the times and generation are filled in by `nextStatus`. */
 export interface DesiredCondition {
   readonly type: ConditionType;
   readonly status: "True" | "False" | "Unknown";
-  readonly reason: AcceptedReason | ProgrammedReason;
+  readonly reason: AcceptedReason | ProgrammedReason | ResolvedRefsReason;
   readonly message: string;
 }
 
@@ -24,17 +27,23 @@ export function findCondition(status: EdgeRouteStatus | undefined, type: string)
 /**
  * The status to write, or undefined when the current one already says all of
  * this (a no-op status update is still a write, and an event for watchers).
- * Conditions of other types are kept as they are.
+ * Conditions of other types are kept as they are, but for those in `remove`,
+ * which go (ResolvedRefs, once a route's spec no longer has TLS).
  */
 export function nextStatus(
   current: EdgeRouteStatus | undefined,
   desired: readonly DesiredCondition[],
   generation: number | undefined,
   now: string,
+  remove: readonly ConditionType[] = [],
 ): EdgeRouteStatus | undefined {
   const before = current?.conditions ?? [];
   let changed = current?.observedGeneration !== generation;
-  const conditions: Condition[] = before.filter((c) => !desired.some((d) => d.type === c.type));
+  const gone = (t: string): boolean => (remove as readonly string[]).includes(t);
+  if (before.some((c) => gone(c.type) && !desired.some((d) => d.type === c.type))) changed = true;
+  const conditions: Condition[] = before.filter(
+    (c) => !desired.some((d) => d.type === c.type) && !gone(c.type),
+  );
   for (const d of desired) {
     const old = before.find((c) => c.type === d.type);
     const same =
@@ -54,7 +63,7 @@ export function nextStatus(
     });
   }
   if (!changed) return undefined;
-  // A stable order (Accepted, Programmed, then others) keeps diffs and tests readable.
+  // A stable order (Accepted, Programmed, then others by type) keeps diffs, tests and kubectl's view readable.
   const rank = (t: string) => (t === "Accepted" ? 0 : t === "Programmed" ? 1 : 2);
   conditions.sort((a, b) => rank(a.type) - rank(b.type) || a.type.localeCompare(b.type));
   return { ...(generation !== undefined ? { observedGeneration: generation } : {}), conditions };

@@ -15,15 +15,20 @@ import type { KubeClient } from "../kube/client.js";
 import { isConflict, isNotFound, isStale } from "../kube/errors.js";
 import { edgeRoutePath } from "../kube/paths.js";
 import {
-  acceptedFrom,
   pendingNotAccepted,
-  programmedFrom,
+  snapshotConditions,
   deprogramming,
   waitsOnClients,
   type PushVerdict,
 } from "./acceptance.js";
 import { ApiserverView, type ClusterView } from "./cluster-view.js";
-import { findCondition, nextStatus, nowRfc3339, type DesiredCondition } from "./conditions.js";
+import {
+  findCondition,
+  nextStatus,
+  nowRfc3339,
+  type ConditionType,
+  type DesiredCondition,
+} from "./conditions.js";
 import type { EventRecorder } from "./events.js";
 import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
 import { Registry } from "prom-client";
@@ -32,7 +37,7 @@ import { checkRoute } from "../routing/route-check.js";
 import { referencedServices } from "../routing/referenced-services.js";
 import { serviceEndpoints, type ServiceEndpoints } from "../routing/service-endpoints.js";
 import { objectKey, objectKeyOf } from "../api/object-key.js";
-import type { EndpointsByService, Snapshot } from "../translate/snapshot.js";
+import type { EndpointsByService, Snapshot, TlsSecrets } from "../translate/snapshot.js";
 import { SnapshotPipeline } from "./snapshot-pipeline.js";
 import type { DataPlane, RouteStanding } from "../dataplane/dataplane.js";
 import type { ReadRevision } from "../dataplane/read-revision.js";
@@ -150,8 +155,9 @@ export class Reconciler {
     desired: readonly DesiredCondition[],
     signal: AbortSignal | undefined,
     stale?: { count: number },
+    remove: readonly ConditionType[] = [],
   ): Promise<EdgeRouteStatus | undefined> {
-    const status = nextStatus(route.status, desired, route.metadata.generation, nowRfc3339());
+    const status = nextStatus(route.status, desired, route.metadata.generation, nowRfc3339(), remove);
     if (!status) return undefined;
     signal?.throwIfAborted();
     try {
@@ -242,8 +248,13 @@ export class Reconciler {
    * holds, then write the statuses that changed, within a time budget.
    */
   async reconcileSnapshot(signal?: AbortSignal): Promise<ReconcileResult> {
-    const { live, terminating, endpoints, read, stamp } = await this.readState(signal);
-    const snapshot = this.snapshots.snapshot({ live, endpoints, ...(stamp !== undefined ? { stamp } : {}) });
+    const { live, terminating, endpoints, secrets, read, stamp } = await this.readState(signal);
+    const snapshot = this.snapshots.snapshot({
+      live,
+      endpoints,
+      ...(secrets ? { secrets } : {}),
+      ...(stamp !== undefined ? { stamp } : {}),
+    });
     const report: string[] = [];
     await this.opts.beforePush?.(signal);
     signal?.throwIfAborted();
@@ -297,17 +308,19 @@ export class Reconciler {
     live: EdgeRouteV2[];
     terminating: EdgeRouteV2[];
     endpoints: EndpointsByService;
+    secrets: TlsSecrets | undefined;
     read: ReadRevision | undefined;
     stamp: number | undefined;
   }> {
     const inputs = await this.read.snapshotInputs(signal);
-    const { endpoints, read, stamp } = inputs;
+    const { endpoints, secrets, read, stamp } = inputs;
     const routes = this.written.overlayAll(inputs.routes);
     this.observeRoutes(routes);
     return {
       live: routes.filter((r) => !r.metadata.deletionTimestamp),
       terminating: routes.filter((r) => r.metadata.deletionTimestamp && hasFinalizer(r)),
       endpoints,
+      secrets,
       read,
       stamp,
     };
@@ -413,8 +426,8 @@ export class Reconciler {
       if (!route) return;
       const own = (outcome.accepted ? routes?.live(outcome.key) : undefined) ?? push;
       if (outcome.accepted && waitsOnClients(own)) waiting.count++;
-      const desired = [acceptedFrom(outcome), programmedFrom(outcome, own)];
-      if (!nextStatus(route.status, desired, route.metadata.generation, "")) return;
+      const { desired, remove } = snapshotConditions(outcome, own);
+      if (!nextStatus(route.status, desired, route.metadata.generation, "", remove)) return;
       if (Date.now() > deadline) {
         deferred++;
         return;
@@ -423,7 +436,7 @@ export class Reconciler {
         paced++;
         return;
       }
-      if (await this.writeStatus(route, desired, signal, stale)) written++;
+      if (await this.writeStatus(route, desired, signal, stale, remove)) written++;
     });
     if (written > 0) report.push(`status written on ${written} route(s)`);
     if (deferred > 0) report.push(`${deferred} route(s) left for the next call: the write budget ran out`);

@@ -22,6 +22,7 @@ function fakeState(routes: EdgeRouteV2[] = []): { state: ClusterCache; change: (
     revision: () => undefined,
     routes: () => routes,
     endpoints: () => new Map(),
+    secrets: () => new Map(),
     inputs: () => stamp,
     onChange: (l: () => void) => {
       listeners.add(l);

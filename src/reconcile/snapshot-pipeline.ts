@@ -147,10 +147,13 @@ export class SnapshotPipeline {
 }
 
 /** What a build reads from the cache, stamped. */
-export function liveInputs(state: Pick<ClusterCache, "routes" | "endpoints" | "inputs">): BuildInputs {
+export function liveInputs(
+  state: Pick<ClusterCache, "routes" | "endpoints" | "secrets" | "inputs">,
+): BuildInputs {
   return {
     live: state.routes().filter((r) => !r.metadata.deletionTimestamp),
     endpoints: state.endpoints(),
+    secrets: state.secrets(),
     stamp: state.inputs(),
   };
 }

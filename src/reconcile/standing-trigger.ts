@@ -24,6 +24,8 @@ export interface StandingTriggerOptions {
   readonly maxDeferMs?: number;
   /** First retry delay after a failed run (default 1 s), doubled up to 30 s. */
   readonly retryMs?: number;
+  /** What changed, for the logs (default: the xDS clients' standing). */
+  readonly cause?: string;
 }
 
 const MAX_RETRY_MS = 30_000;
@@ -34,7 +36,7 @@ const BUSY_RECHECK_MS = 1_000;
  * standing changed; answers the stop, which aborts a run in flight.
  */
 export function reconcileOnStandingChange(
-  plane: DataPlane,
+  plane: Pick<DataPlane, "onStandingChange">,
   reconcile: (signal: AbortSignal) => Promise<ReconcileReply>,
   opts: StandingTriggerOptions,
 ): () => void {
@@ -64,12 +66,18 @@ export function reconcileOnStandingChange(
         (reply) => {
           // "requeue" without a period is a failure; with one, a wait on clients.
           if (reply.result === "requeue" && reply.requeueAfterMs === undefined) return false;
-          opts.log.debug({ did: reply.did }, "snapshot reconciled: the xDS clients' standing changed");
+          opts.log.debug(
+            { did: reply.did },
+            `snapshot reconciled: ${opts.cause ?? "the xDS clients' standing changed"}`,
+          );
           return true;
         },
         (err: unknown) => {
           if (!stop.signal.aborted)
-            opts.log.warn({ err }, "snapshot reconcile after an xDS client change failed");
+            opts.log.warn(
+              { err },
+              `snapshot reconcile failed (${opts.cause ?? "the xDS clients' standing changed"})`,
+            );
           return false;
         },
       )

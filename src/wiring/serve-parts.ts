@@ -14,6 +14,7 @@ import { kubeClientMetrics } from "../kube/client-metrics.js";
 import type { ClusterAccess } from "../kube/kubeconfig.js";
 import type { Logger } from "../observability/logger.js";
 import type { ServerMetrics } from "../observability/metrics.js";
+import { CertificateExpiry } from "../reconcile/certificate-expiry.js";
 import { ClusterCache } from "../reconcile/cluster-cache.js";
 import { kubeEventRecorder } from "../reconcile/events.js";
 import { SNAPSHOT_KEY } from "../reconcile/protocol.js";
@@ -38,6 +39,8 @@ import { openDataPlane, type DataPlaneKind } from "./data-plane.js";
 const SNAPSHOT_MAX_DEFER_MS = 5_000;
 /** How long /reconcile waits for the cache to reach what the caller saw before it answers 503. */
 const SEEN_WAIT_MS = 10_000;
+/** How often certificates are looked at again without a change (one crosses into the warning window by time alone). */
+const EXPIRY_CHECK_MS = 3_600_000;
 
 /** What the parts are made from: serve's flags, as parsed. */
 export interface ServeConfig {
@@ -48,6 +51,8 @@ export interface ServeConfig {
   dataPlaneNamespace: string;
   dataPlaneConfigMap: string;
   deprogramTimeoutMs: number;
+  /** --tls-expiry-warning: a referenced certificate this close to its notAfter is warned about. */
+  tlsExpiryWarningMs?: number;
   xdsListen: string;
   xdsPlaintext: boolean;
   /** --xds-plaintext-listen: a second ADS port, plaintext. */
@@ -135,10 +140,8 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
         })
       : undefined;
   // /validate's warning about a TLS Secret that does not exist yet reads the
-  // cache's Secret metadata watch. TO CONNECT once the cache has it:
-  //   const tlsSecretExists = cache ? cache.tlsSecretExists.bind(cache) : undefined;
-  // Until then there is no such warning (as before the cache's first list).
-  const tlsSecretExists: TlsSecretExists | undefined = undefined;
+  // cache's Secret metadata watch (undefined before its first list: no warning).
+  const tlsSecretExists: TlsSecretExists | undefined = cache ? cache.tlsSecretExists.bind(cache) : undefined;
   if (cache) {
     const stopCache = new AbortController();
     cache.start(stopCache.signal);
@@ -208,7 +211,9 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
     // Every replica serving xDS serves its own cache's snapshot, /reconcile or not.
     closers.push(snapshots.serve(cache, xds, { log, busy: admissionBusy }));
   }
-  const reconciler = new Reconciler(kube, plane, kubeEventRecorder(kube, log), log, {
+  const events = kubeEventRecorder(kube, log);
+  closers.push(watchCertificateExpiry(cache, events, config, log, registry));
+  const reconciler = new Reconciler(kube, plane, events, log, {
     view: cache.view(),
     deprogramTimeoutMs: config.deprogramTimeoutMs,
     metrics: reconcileMetrics,
@@ -216,20 +221,31 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
     statusPace: statusWritePace(admissionBusy),
     ...(deps.beforePush ? { beforePush: deps.beforePush } : {}),
   });
+  const reconcileSnapshot = async (signal: AbortSignal) => {
+    if (!(await cache.waitFor({}, SEEN_WAIT_MS, signal)))
+      throw new Error("the server's cache has not finished its first list");
+    return reconciler.reconcile(SNAPSHOT_KEY, signal);
+  };
   if (xds) {
     // A client connecting, leaving or answering late changes no object the watcher sees.
     closers.push(
-      reconcileOnStandingChange(
-        xds,
-        async (signal) => {
-          if (!(await cache.waitFor({}, SEEN_WAIT_MS, signal)))
-            throw new Error("the server's cache has not finished its first list");
-          return reconciler.reconcile(SNAPSHOT_KEY, signal);
-        },
-        { log, busy: admissionBusy, maxDeferMs: SNAPSHOT_MAX_DEFER_MS },
-      ),
+      reconcileOnStandingChange(xds, reconcileSnapshot, {
+        log,
+        busy: admissionBusy,
+        maxDeferMs: SNAPSHOT_MAX_DEFER_MS,
+      }),
     );
   }
+  // Nor does a TLS Secret (the watcher does not read Secrets): a referenced one
+  // appearing, renewed or gone changes ResolvedRefs, so this process reconciles.
+  closers.push(
+    reconcileOnStandingChange(secretChanges(cache), reconcileSnapshot, {
+      log,
+      busy: admissionBusy,
+      maxDeferMs: SNAPSHOT_MAX_DEFER_MS,
+      cause: "a referenced TLS Secret changed",
+    }),
+  );
 
   const auth = tokenReviewAuth(kube);
   handlers.push(
@@ -243,4 +259,56 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
   if (config.debugRoutes && memory) handlers.push(...memoryDebugHandlers(memory, auth));
   if (config.debugRoutes && xds) handlers.push(xdsDebugHandler(xds, auth));
   return parts;
+}
+
+/** The expiry gauge and warnings, looked at when a referenced Secret's contents change and hourly; returns the stop. */
+function watchCertificateExpiry(
+  cache: ClusterCache,
+  events: ReturnType<typeof kubeEventRecorder>,
+  config: ServeConfig,
+  log: Logger,
+  registry: ServerMetrics["registry"],
+): () => void {
+  const expiry = new CertificateExpiry({
+    events,
+    log,
+    registry,
+    ...(config.tlsExpiryWarningMs !== undefined ? { warnWithinMs: config.tlsExpiryWarningMs } : {}),
+  });
+  let last: ReturnType<ClusterCache["secrets"]> | undefined;
+  let running = false;
+  const check = (force: boolean): void => {
+    if (running || !cache.synced()) return;
+    const secrets = cache.secrets();
+    if (!force && secrets === last) return;
+    last = secrets;
+    running = true;
+    const live = cache.routes().filter((r) => !r.metadata.deletionTimestamp);
+    expiry
+      .check(live, secrets)
+      .catch((err: unknown) => log.warn({ err }, "checking certificate expiry failed"))
+      .finally(() => (running = false));
+  };
+  const unsubscribe = cache.onChange(() => check(false));
+  const timer = setInterval(() => check(true), EXPIRY_CHECK_MS);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    unsubscribe();
+  };
+}
+
+/** Changes of the referenced TLS Secrets' contents, in the shape the standing trigger listens to. */
+function secretChanges(cache: ClusterCache): { onStandingChange(listener: () => void): () => void } {
+  return {
+    onStandingChange(listener) {
+      let last = cache.secrets();
+      return cache.onChange(() => {
+        const now = cache.secrets();
+        if (now === last) return;
+        last = now;
+        listener();
+      });
+    },
+  };
 }

@@ -363,8 +363,23 @@ describe("out of cluster, with the server and the watcher as the chart's Service
         "server: delete an edgeroute",
         await asServer(["delete", "edgeroute", "one", "-n", APPS, "--wait=false"]),
       ],
-      ["server: list secrets in kube-system", await asServer(["get", "secrets", "-n", "kube-system"])],
-      ["server: list secrets in its own namespace", await asServer(["get", "secrets", "-n", NS])],
+      // It reads TLS Secrets in any namespace (routes reference them), but writes none outside its own.
+      [
+        "server: create a Secret in kube-system",
+        await kubectl(["create", "-f", "-"], {
+          input: JSON.stringify({
+            apiVersion: "v1",
+            kind: "Secret",
+            metadata: { name: "sneaky", namespace: "kube-system" },
+            stringData: { a: "b" },
+          }),
+          kubeconfig: server.kubeconfig,
+        }),
+      ],
+      [
+        "server: delete a Secret in its own namespace",
+        await asServer(["delete", "secret", "does-not-matter", "-n", NS, "--wait=false"]),
+      ],
       [
         "server: create a route",
         await applyYaml([v1Route("sneaky", { namespace: APPS })], server.kubeconfig),

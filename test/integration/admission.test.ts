@@ -260,9 +260,8 @@ describe("TLS", () => {
     );
   });
 
-  // Needs serve's /validate to read ClusterCache.tlsSecretExists (src/wiring/serve-parts.ts,
-  // "TO CONNECT"): skipped until that is connected, then it must pass as it is.
-  it.skip("warns about a Secret that does not exist yet, and stops once it does", async () => {
+  // serve's /validate reads ClusterCache.tlsSecretExists (src/wiring/serve-parts.ts).
+  it("warns about a Secret that does not exist yet, and stops once it does", async () => {
     const obj = v2("tls-warn", { tls: { secretName: "tls-warn" } });
     const r = await apply(obj);
     expect(r.code, explain(r)).toBe(0);

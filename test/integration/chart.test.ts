@@ -518,6 +518,21 @@ describe("the data plane: xds by default, Envoy's bootstrap pointed at the ADS S
     },
   );
 
+  it("Envoy exposes the HTTPS listener of routes with TLS: container port 8443, Service port envoy.service.httpsPort", async () => {
+    for (const [args, port] of [
+      [MODES["envoy enabled"] ?? [], 443],
+      [[...(MODES["envoy enabled"] ?? []), "--set", "envoy.service.httpsPort=8443"], 8443],
+    ] as const) {
+      const docs = await render([...args]);
+      const c = podOf(docs, `${FULLNAME}-envoy`).containers[0] as Container;
+      expect(new Map(c.ports.map((p) => [p.name, p.containerPort])).get("https")).toBe(8443);
+      const svc = find(docs, "Service", `${FULLNAME}-envoy`) as Doc & {
+        spec: { ports: { name: string; port: number; targetPort: string }[] };
+      };
+      expect(svc.spec.ports.find((p) => p.name === "https")).toMatchObject({ port, targetPort: "https" });
+    }
+  });
+
   it("Envoy from the ConfigMap sink reads the server-written files as before", async () => {
     const docs = await render(MODES["envoy from the ConfigMap"] ?? []);
     const c = podOf(docs, `${FULLNAME}-envoy`).containers[0] as Container;
@@ -1043,6 +1058,11 @@ describe("RBAC: enough and no more", () => {
     ["update", `leases.coordination.k8s.io/${full}-xds-4`, "-n", ns],
     ["list", "leases.coordination.k8s.io", "-n", ns],
     ["watch", "leases.coordination.k8s.io", "-n", ns],
+    // TLS Secrets that routes in any namespace reference: a metadata-only list and
+    // watch, a GET of each referenced one (tls-secret-contents.ts). RBAC cannot narrow these.
+    ["list", "secrets", "-A"],
+    ["watch", "secrets", "-A"],
+    ["get", "secrets/shop-tls", "-n", "apps"],
   ])("the server may %s %s", async (...args) => {
     expect(await canI(server, args)).toBe("yes");
   });
@@ -1053,10 +1073,12 @@ describe("RBAC: enough and no more", () => {
     ["update", "edgeroutes.net.10xdev.io", "-n", "apps", "--subresource=status"],
     ["delete", "edgeroutes.net.10xdev.io", "-n", "apps"],
     ["create", "edgeroutes.net.10xdev.io", "-n", "apps"],
-    ["list", "secrets", "-A"],
-    ["get", "secrets/other", "-n", ns],
-    ["get", `secrets/${full}-tls`, "-n", "apps"],
-    ["get", `secrets/${full}-envoy-ads-client`, "-n", "apps"],
+    // Reading Secrets is cluster-wide (above); writing one is not, outside its own.
+    ["create", "secrets", "-n", "apps"],
+    ["update", "secrets/shop-tls", "-n", "apps"],
+    ["patch", "secrets/shop-tls", "-n", "apps"],
+    ["update", "secrets/other", "-n", ns],
+    ["delete", "secrets/shop-tls", "-n", "apps"],
     ["delete", `secrets/${full}-envoy-ads-client`, "-n", ns],
     ["update", "configmaps/other", "-n", ns],
     ["create", "configmaps", "-n", "apps"],
