@@ -66,21 +66,117 @@ export interface EdgeRouteSpecV1 {
   readonly timeoutSeconds?: number;
 }
 
-export type PathMatchType = "PathPrefix" | "Exact";
+export type PathMatchType = "PathPrefix" | "Exact" | "RegularExpression";
 
 export interface PathMatch {
   readonly type?: PathMatchType;
   readonly value: string;
 }
 
+/** Gateway API's HTTPHeaderMatch / HTTPQueryParamMatch type; RegularExpression is RE2 syntax. */
+export type ValueMatchType = "Exact" | "RegularExpression";
+
 export interface HeaderMatch {
+  /** Defaults to Exact. */
+  readonly type?: ValueMatchType;
   readonly name: string;
   readonly value: string;
 }
 
+export interface QueryParamMatch {
+  /** Defaults to Exact. */
+  readonly type?: ValueMatchType;
+  readonly name: string;
+  readonly value: string;
+}
+
+export type HttpMethod = "GET" | "HEAD" | "POST" | "PUT" | "DELETE" | "CONNECT" | "OPTIONS" | "TRACE" | "PATCH";
+
 export interface RouteMatch {
   readonly path: PathMatch;
   readonly headers?: readonly HeaderMatch[];
+  readonly queryParams?: readonly QueryParamMatch[];
+  readonly method?: HttpMethod;
+}
+
+/** Gateway API's HTTPHeader. */
+export interface HeaderValue {
+  readonly name: string;
+  readonly value: string;
+}
+
+/** Gateway API's HTTPHeaderFilter. */
+export interface HeaderModifier {
+  readonly set?: readonly HeaderValue[];
+  readonly add?: readonly HeaderValue[];
+  readonly remove?: readonly string[];
+}
+
+/** Gateway API's HTTPPathModifier. */
+export type PathModifier =
+  | { readonly type: "ReplaceFullPath"; readonly replaceFullPath: string }
+  | { readonly type: "ReplacePrefixMatch"; readonly replacePrefixMatch: string };
+
+/** Gateway API's HTTPRequestRedirectFilter. */
+export interface RequestRedirect {
+  readonly scheme?: "http" | "https";
+  readonly hostname?: string;
+  readonly path?: PathModifier;
+  readonly port?: number;
+  /** Defaults to 302, as in Gateway API. */
+  readonly statusCode?: 301 | 302 | 303 | 307 | 308;
+}
+
+/** Gateway API's HTTPURLRewriteFilter. */
+export interface UrlRewrite {
+  readonly hostname?: string;
+  readonly path?: PathModifier;
+}
+
+/** Gateway API's HTTPRequestMirrorFilter: a Service in the route's namespace. */
+export interface RequestMirror {
+  readonly backend: { readonly name: string; readonly port: number };
+  /** Share of requests mirrored, 0-100; defaults to 100. */
+  readonly percent?: number;
+}
+
+/** Gateway API's HTTPRouteFilter: `type` names the one field that is set. */
+export type RouteFilter =
+  | { readonly type: "RequestHeaderModifier"; readonly requestHeaderModifier: HeaderModifier }
+  | { readonly type: "ResponseHeaderModifier"; readonly responseHeaderModifier: HeaderModifier }
+  | { readonly type: "RequestRedirect"; readonly requestRedirect: RequestRedirect }
+  | { readonly type: "URLRewrite"; readonly urlRewrite: UrlRewrite }
+  | { readonly type: "RequestMirror"; readonly requestMirror: RequestMirror };
+
+/** Gateway API's HTTPRouteTimeouts (Gateway API durations). */
+export interface RouteTimeouts {
+  /** The whole request, retries included; the same as the rule's `timeout` (which stays for v2 objects written before). */
+  readonly request?: string;
+  /** Each attempt to a backend (the per-try timeout); at most `request`. */
+  readonly backendRequest?: string;
+}
+
+/** What a retry is for: HTTP status classes Envoy reads, and the gRPC status names gRPC's client reads. */
+export type RetryCondition =
+  | "5xx"
+  | "GatewayError"
+  | "Reset"
+  | "ConnectFailure"
+  | "Cancelled"
+  | "DeadlineExceeded"
+  | "Internal"
+  | "ResourceExhausted"
+  | "Unavailable";
+
+/** Gateway API's HTTPRouteRetry (experimental, GEP-1731), plus the conditions Envoy and gRPC need named. */
+export interface RetryPolicy {
+  /** Retries after the first attempt. */
+  readonly attempts?: number;
+  /** HTTP status codes (500-599) to retry on. */
+  readonly codes?: readonly number[];
+  readonly on?: readonly RetryCondition[];
+  /** Base interval between attempts (a Gateway API duration). */
+  readonly backoff?: string;
 }
 
 export interface Backend {
@@ -91,9 +187,13 @@ export interface Backend {
 
 export interface RouteRule {
   readonly matches: readonly RouteMatch[];
+  /** Empty only with a RequestRedirect filter, which sends no request to a backend. */
   readonly backends: readonly Backend[];
-  /** A Gateway API duration such as `15s` or `1m30s`. */
+  /** A Gateway API duration such as `15s` or `1m30s`: the request timeout (timeouts.request says the same). */
   readonly timeout?: string;
+  readonly filters?: readonly RouteFilter[];
+  readonly timeouts?: RouteTimeouts;
+  readonly retry?: RetryPolicy;
 }
 
 /** What plain HTTP does for a host that TLS serves: redirect to HTTPS (301), or serve it too. */
