@@ -22,6 +22,8 @@ import {
   type DataPlaneObject,
   type ProgramOptions,
   type ProgramResult,
+  type RouteProgramming,
+  type RouteStanding,
 } from "./dataplane.js";
 import { envoyFiles, type BootstrapOptions } from "../translate/envoy-files.js";
 import { formatReadRevision, judgeRevision, parseReadRevision, sameRevision } from "./read-revision.js";
@@ -52,9 +54,20 @@ export function configMapDataSize(data: Readonly<Record<string, string>>): numbe
   return size;
 }
 
+/** What a TLS route hears from this sink: its HTTPS hosts are served by no Envoy. */
+export const NO_TLS_MESSAGE =
+  "the envoy-configmap sink serves no TLS (a private key is never written into a ConfigMap): this route's HTTPS hosts are not served; use the xds sink";
+
+/** The routes of a snapshot that serve a host over HTTPS, which this sink leaves out (envoy-files.ts). */
+function tlsRouteKeys(snapshot: Snapshot): ReadonlySet<string> {
+  return new Set(snapshot.outcomes.filter((o) => (o.tls?.served.length ?? 0) > 0).map((o) => o.key));
+}
+
 export class EnvoyConfigMapDataPlane implements DataPlane {
   readonly kind = "envoy-configmap";
   readonly name: string;
+  /** The last snapshot handed over and its TLS routes: standing() says they are not served. */
+  private lastTls: { readonly version: string; readonly keys: ReadonlySet<string> } | undefined;
   readonly object: DataPlaneObject;
   private readonly collection: string;
   private readonly path: string;
@@ -86,8 +99,19 @@ export class EnvoyConfigMapDataPlane implements DataPlane {
     return `ConfigMap ${this.opts.namespace}/${this.name}`;
   }
 
+  /** Undefined without TLS routes: the push's verdict speaks for every route. */
+  standing(version: string): RouteStanding | undefined {
+    const tls = this.lastTls;
+    if (tls === undefined || tls.version !== version || tls.keys.size === 0) return undefined;
+    const served: RouteProgramming = { ok: true };
+    // Rejected, not NoDataPlane: nothing will come to serve it, so no reconcile waits on it.
+    const unserved: RouteProgramming = { ok: false, reason: "Rejected", message: NO_TLS_MESSAGE };
+    return { live: (key) => (tls.keys.has(key) ? unserved : served), deleted: () => served };
+  }
+
   async program(snapshot: Snapshot, opts: ProgramOptions = {}): Promise<ProgramResult> {
     const { version } = snapshot;
+    this.lastTls = { version, keys: tlsRouteKeys(snapshot) };
     const { where } = this;
     const { signal } = opts;
     const data = envoyFiles(snapshot, this.opts.bootstrap);

@@ -13,6 +13,7 @@ import { buildSnapshot, type Snapshot } from "../../src/translate/snapshot.js";
 import {
   CONFIGMAP_MAX_BYTES,
   EnvoyConfigMapDataPlane,
+  NO_TLS_MESSAGE,
   READ_REVISION_ANNOTATION,
   VERSION_ANNOTATION,
 } from "../../src/dataplane/envoy-configmap.js";
@@ -107,6 +108,23 @@ describe("envoy-configmap data plane", () => {
     expect(parse(cm.data?.[BOOTSTRAP_FILE] ?? "")).toEqual(envoyBootstrap());
     // A new process reads the live version from the cluster, not from memory.
     expect(await sink("xds-basic").current()).toBe(a.version);
+  });
+
+  it("serves no TLS: a route's HTTPS hosts stay out of the files and the route hears it is not served", async () => {
+    const snap = goldenSnapshot("tls-single-host");
+    const tlsKeys = snap.outcomes.filter((o) => (o.tls?.served.length ?? 0) > 0).map((o) => o.key);
+    expect(tlsKeys.length).toBeGreaterThan(0);
+    const plane = sink("xds-tls");
+    expect((await plane.program(snap)).ok).toBe(true);
+    const data = (await getConfigMap("xds-tls")).data ?? {};
+    expect(Object.values(data).join("\n")).not.toContain("PRIVATE KEY");
+    const standing = plane.standing(snap.version);
+    for (const key of tlsKeys)
+      expect(standing?.live(key)).toEqual({ ok: false, reason: "Rejected", message: NO_TLS_MESSAGE });
+    // Without TLS routes the push's verdict speaks for every route.
+    const plain = goldenSnapshot("single-route");
+    await plane.program(plain);
+    expect(plane.standing(plain.version)).toBeUndefined();
   });
 
   it("writes nothing for an unchanged snapshot, and replaces it for a new one", async () => {
