@@ -9,6 +9,9 @@
 // version and then finds no field "spec" (the version is not read from the
 // name), so the version is chosen with --api-version, as kubectl's help says.
 
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify as toYaml } from "yaml";
 import { buildCrd } from "../../src/api/crd.js";
@@ -21,9 +24,16 @@ import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import { waitFor } from "../../tools/testenv/process.js";
 
 let cp: ControlPlane;
+/**
+ * kubectl's discovery cache for this test, made once the CRD is published:
+ * `kubectl wait` right after the apply can cache a discovery without the
+ * group, and explain then answers "couldn't find resource" from that cache
+ * (HOME's cache is keyed by host and port, so an old apiserver's may be there too).
+ */
+let cacheDir: string | undefined;
 
 async function kubectl(args: string[]): Promise<string> {
-  const r = await cp.kubectl(args);
+  const r = await cp.kubectl(cacheDir ? [...args, `--cache-dir=${cacheDir}`] : args);
   if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")}: exit ${r.code}: ${r.stderr}`);
   return r.stdout;
 }
@@ -85,10 +95,12 @@ describe("kubectl explain on the real apiserver", () => {
     // The OpenAPI document follows the CRD a moment after it is Established.
     for (const v of VERSIONS)
       await waitFor(`the ${v} OpenAPI v3 document`, async () => publishedSchema(v), 30_000, 250);
+    cacheDir = await mkdtemp(join(tmpdir(), "explain-cache-"));
   });
 
   afterAll(async () => {
     await cp?.stop();
+    if (cacheDir) await rm(cacheDir, { recursive: true, force: true });
   });
 
   it.each(VERSIONS)(
