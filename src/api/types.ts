@@ -90,7 +90,8 @@ export interface QueryParamMatch {
   readonly value: string;
 }
 
-export type HttpMethod = "GET" | "HEAD" | "POST" | "PUT" | "DELETE" | "CONNECT" | "OPTIONS" | "TRACE" | "PATCH";
+export type HttpMethod =
+  "GET" | "HEAD" | "POST" | "PUT" | "DELETE" | "CONNECT" | "OPTIONS" | "TRACE" | "PATCH";
 
 export interface RouteMatch {
   readonly path: PathMatch;
