@@ -328,7 +328,8 @@ describe("what the linters asked for", () => {
         });
         expect(c.resources?.requests, `${what} ${c.name}`).toHaveProperty("memory");
         expect(c.resources?.limits, `${what} ${c.name}`).toHaveProperty("memory");
-        expect(c.resources?.limits, `${what} ${c.name}`).toHaveProperty("ephemeral-storage");
+        // No ephemeral-storage by default: a node without local storage isolation could not schedule it (LINT.md).
+        expect(c.resources?.requests ?? {}, `${what} ${c.name}`).not.toHaveProperty("ephemeral-storage");
       }
     }
   });
