@@ -149,24 +149,15 @@ beforeAll(async () => {
       ? true
       : undefined;
   });
-  // ResolvedRefs as the reconciler words it for a missing Secret; written here, beside the
-  // conditions the operator keeps (it leaves conditions of other types as they are).
-  const securePath = "/apis/net.10xdev.io/v2/namespaces/shop/edgeroutes/secure/status";
-  await cp.kube().json("PATCH", securePath, {
-    contentType: "application/json-patch+json",
-    body: [
-      {
-        op: "add",
-        path: "/status/conditions/-",
-        value: {
-          type: "ResolvedRefs",
-          status: "False",
-          reason: "SecretNotFound",
-          message: "Secret shop/secure-cert not found",
-          lastTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
-        },
-      },
-    ],
+  // ResolvedRefs as the reconciler writes it for a Secret that does not exist.
+  const securePath = "/apis/net.10xdev.io/v2/namespaces/shop/edgeroutes/secure";
+  await waitFor("secure's ResolvedRefs=False/SecretNotFound", async () => {
+    const r = await cp
+      .kube()
+      .json<{ status?: { conditions?: { type: string; reason: string }[] } }>("GET", securePath);
+    return r.status?.conditions?.some((c) => c.type === "ResolvedRefs" && c.reason === "SecretNotFound")
+      ? true
+      : undefined;
   });
 }, 180_000);
 
