@@ -32,11 +32,7 @@ fi
 
 mkdir -p "$dir"
 tmp=$(mktemp -d "$dir/.build.XXXXXX")
-ticker=
-cleanup() {
-  [ -n "$ticker" ] && kill "$ticker" 2>/dev/null
-  rm -rf "$tmp"
-}
+cleanup() { rm -rf "$tmp"; }
 trap cleanup EXIT
 export CGO_ENABLED=0 GOFLAGS=-mod=mod
 
@@ -46,31 +42,35 @@ modtime() { (cd "$hack/$1" && go list -m -f '{{.Time.Format "2006-01-02T15:04:05
 step() { echo "testbin: $* ($(date +%T))" >&2; }
 
 # Building kube-apiserver is silent for minutes after go's download lines,
-# which looks like a hang: while a build runs, say every $every seconds what is
-# building and for how long. The ticker writes to stderr only (stdout's last
-# line is the directory), and ends with the build, or within one interval of
-# this script ending any other way.
+# which looks like a hang: while a build runs, say every $every seconds of
+# silence what is building and for how long. The build's output passes through
+# a reader that times out on silence, so no background job is needed: bash 5.2
+# can lose track of a foreground child whose pid an earlier background job had
+# ("wait_for: No record of process"), and a long CI run wraps pids. Everything
+# goes to stderr (stdout's last line is the directory).
 every=${EDGE_TESTBIN_PROGRESS_SECONDS:-20}
 elapsed() { local s=$(($(date +%s) - $1)); printf '%dm%02ds' $((s / 60)) $((s % 60)); }
+say_progress() {
+  local what=$1 start=$2 line status
+  while :; do
+    IFS= read -r -t "$every" line && status=0 || status=$?
+    if [ "$status" -eq 0 ]; then
+      printf '%s\n' "$line" >&2
+    elif [ "$status" -gt 128 ]; then
+      [ -n "$line" ] && printf '%s' "$line" >&2
+      echo "testbin: still building $what: $(elapsed "$start") so far ($(date +%T))" >&2
+    else
+      [ -n "$line" ] && printf '%s\n' "$line" >&2
+      return 0
+    fi
+  done
+}
 with_progress() {
   local what=$1 start rc=0
   shift
   start=$(date +%s)
-  (
-    trap 'kill "$nap" 2>/dev/null; exit 0' TERM
-    while :; do
-      sleep "$every" </dev/null >/dev/null 2>&1 &
-      nap=$!
-      wait "$nap"
-      kill -0 $$ 2>/dev/null || exit 0
-      echo "testbin: still building $what: $(elapsed "$start") so far ($(date +%T))" >&2
-    done
-  ) >/dev/null &
-  ticker=$!
-  "$@" || rc=$?
-  kill "$ticker" 2>/dev/null || true
-  wait "$ticker" 2>/dev/null || true
-  ticker=
+  # pipefail: the pipeline fails with the build.
+  { "$@" 2>&1; } | say_progress "$what" "$start" || rc=$?
   [ "$rc" -eq 0 ] && echo "testbin: built $what in $(elapsed "$start")" >&2
   return "$rc"
 }
