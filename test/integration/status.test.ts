@@ -116,6 +116,11 @@ beforeAll(async () => {
       : undefined;
   });
 
+  // dup must be younger than web: creationTimestamp has whole seconds, and a
+  // tie goes to namespace/name, where blog/dup would win.
+  const webCreated = Date.parse((await getRoute(cp, "web", "shop"))?.metadata.creationTimestamp ?? "");
+  await new Promise((r) => setTimeout(r, Math.max(0, webCreated + 1100 - Date.now())));
+
   // From now on one client takes nothing more, and one refuses.
   clients[1]?.mode({ kind: "hold" });
   clients[2]?.mode({ kind: "nack", message: NACK_WORDS });
