@@ -1,8 +1,11 @@
 // Snapshot build time for many routes against its floor: JSON-serializing the
 // snapshot it produces (which hashing needs anyway). Exported for
-// bench/reconcile.bench.ts; `npx tsx bench/snapshot-build.ts [routes] [runs]` runs it alone.
+// bench/reconcile.bench.ts; `npx tsx bench/snapshot-build.ts [routes] [runs]` runs it alone;
+// with `--filters`, the same routes again with filters, a timeout and a retry
+// in every rule (withFilters), measured in the same run against the plain ones.
 
 import { performance } from "node:perf_hooks";
+import type { EdgeRouteV2, RouteRule } from "../src/api/types.js";
 import { buildSnapshot } from "../src/translate/snapshot.js";
 import { syntheticInput } from "../test/fixtures/synthetic-routes.js";
 
@@ -34,8 +37,48 @@ export function percentile(xs: readonly number[], p: number): number {
   return s[Math.min(s.length - 1, Math.ceil((p / 100) * s.length) - 1)] as number;
 }
 
-export function measureSnapshotBuild(routeCount = 10_000, runs = 15, warmup = 3): SnapshotBuildFigures {
-  const { routes, endpoints } = syntheticInput(routeCount);
+/** Every rule with header edits on both sides, a prefix rewrite, a mirror to its first backend, timeouts and a retry. */
+export function withFilters(routes: readonly EdgeRouteV2[]): EdgeRouteV2[] {
+  return routes.map((r, i) => ({
+    ...r,
+    spec: {
+      ...r.spec,
+      rules: r.spec.rules.map((rule): RouteRule => ({
+        ...rule,
+        filters: [
+          {
+            type: "RequestHeaderModifier",
+            requestHeaderModifier: { set: [{ name: "x-route", value: `r${i}` }] },
+          },
+          { type: "ResponseHeaderModifier", responseHeaderModifier: { remove: ["server"] } },
+          {
+            type: "URLRewrite",
+            urlRewrite: { path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/v2" } },
+          },
+          ...(rule.backends[0] === undefined
+            ? []
+            : [
+                { type: "RequestMirror" as const, requestMirror: { backend: rule.backends[0], percent: 10 } },
+              ]),
+        ],
+        // ReplacePrefixMatch takes PathPrefix matches only.
+        matches: rule.matches.map((m) => ({ ...m, path: { type: "PathPrefix", value: m.path.value } })),
+        timeouts: { request: "15s", backendRequest: "5s" },
+        retry: { attempts: 2, conditions: ["Unavailable", "5xx"], backoff: "100ms" },
+      })),
+    },
+  }));
+}
+
+export function measureSnapshotBuild(
+  routeCount = 10_000,
+  runs = 15,
+  warmup = 3,
+  filters = false,
+): SnapshotBuildFigures {
+  const input0 = syntheticInput(routeCount);
+  const endpoints = input0.endpoints;
+  const routes = filters ? withFilters(input0.routes) : input0.routes;
   const buildMs: number[] = [];
   const serializeMs: number[] = [];
   const buildCpuMs: number[] = [];
@@ -95,6 +138,17 @@ export function formatFigures(f: SnapshotBuildFigures): string {
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const [routes, runs] = process.argv.slice(2).map(Number);
-  console.log(formatFigures(measureSnapshotBuild(routes || 10_000, runs || 15)));
+  const args = process.argv.slice(2);
+  const filters = args.includes("--filters");
+  const [routes, runs] = args.filter((a) => !a.startsWith("--")).map(Number);
+  const plain = measureSnapshotBuild(routes || 10_000, runs || 15);
+  console.log(formatFigures(plain));
+  if (filters) {
+    const f = measureSnapshotBuild(routes || 10_000, runs || 15, 3, true);
+    console.log(`\nwith filters, a timeout and a retry in every rule:\n${formatFigures(f)}`);
+    console.log(
+      `against the plain routes, same run: build p50 ${(median(f.buildMs) / median(plain.buildMs)).toFixed(2)}x, ` +
+        `CPU ${(median(f.buildCpuMs) / median(plain.buildCpuMs)).toFixed(2)}x, JSON ${(f.jsonBytes / plain.jsonBytes).toFixed(2)}x`,
+    );
+  }
 }

@@ -175,7 +175,8 @@ export interface RetryPolicy {
   readonly attempts?: number;
   /** HTTP status codes (500-599) to retry on. */
   readonly codes?: readonly number[];
-  readonly on?: readonly RetryCondition[];
+  /** What else to retry on: failures by class and gRPC statuses. */
+  readonly conditions?: readonly RetryCondition[];
   /** Base interval between attempts (a Gateway API duration). */
   readonly backoff?: string;
 }

@@ -3,8 +3,9 @@
 //   v1 → v2: host → hostnames[0] (no host: no hostnames), pathPrefix → the one
 //            PathPrefix match, service/port → the one backend with weight 1,
 //            timeoutSeconds → `Ns`.
-//   v2 → v1: the first hostname, the first rule's first match and first backend,
-//            the first rule's timeout rounded up to whole seconds. When v1 cannot
+//   v2 → v1: the first hostname, the first rule with a backend (a redirect's rule
+//            has none): its first match and first backend, its request timeout
+//            (timeout or timeouts.request) rounded up to whole seconds. When v1 cannot
 //            say everything (v1 → v2 of that projection is not the same spec),
 //            the whole v2 spec travels as JSON in V2_SPEC_ANNOTATION.
 //   v1 with the annotation → v2: the annotated spec, with the v1 fields that
@@ -27,7 +28,7 @@ import {
 } from "../api/types.js";
 import { timeoutOf, timeoutSecondsOf } from "./duration.js";
 import { jsonEqual } from "./json-equal.js";
-import { checkV1Shape, checkV2Shape, type JsonObject } from "./object-shape.js";
+import { checkV1Shape, checkV2Shape, shownRuleIndex, type JsonObject } from "./object-shape.js";
 import { readV2SpecAnnotation } from "./v2-spec-annotation.js";
 
 export type ConvertResult<T extends EdgeRoute = EdgeRoute> =
@@ -54,16 +55,37 @@ export function specV2Of(v1: EdgeRouteSpecV1): EdgeRouteSpecV2 {
   return v1.host !== undefined ? { hostnames: [v1.host], rules: [rule] } : { rules: [rule] };
 }
 
+/** The request timeout a rule says, in either of the two fields that say it. */
+function requestTimeoutOf(rule: RouteRule): string | undefined {
+  return rule.timeout ?? rule.timeouts?.request;
+}
+
+/** The rule with the v1 client's new timeout, written where the rule says it. */
+function withRequestTimeout(rule: RouteRule, seconds: number | undefined): RouteRule {
+  const { timeout: _old, timeouts, ...rest } = rule;
+  const { request: _request, ...otherTimeouts } = timeouts ?? {};
+  const keptTimeouts = Object.keys(otherTimeouts).length > 0 ? { timeouts: otherTimeouts } : {};
+  if (seconds === undefined) return { ...rest, ...keptTimeouts };
+  const text = timeoutOf(seconds);
+  // Only in timeouts.request: keep it there; in timeout (or both): the same.
+  if (rule.timeout === undefined && timeouts?.request !== undefined)
+    return { ...rest, timeouts: { ...otherTimeouts, request: text } };
+  return timeouts?.request !== undefined
+    ? { ...rest, timeout: text, timeouts: { ...otherTimeouts, request: text } }
+    : { ...rest, timeout: text, ...keptTimeouts };
+}
+
 /** What v1 shows of a v2 spec. The spec must have passed checkV2Shape. */
 export function projectV1(v2: EdgeRouteSpecV2): EdgeRouteSpecV1 {
-  const rule = v2.rules[0] as RouteRule;
+  const rule = v2.rules[shownRuleIndex(v2.rules)] as RouteRule;
   const match = rule.matches[0] as RouteRule["matches"][number];
   const backend = rule.backends[0] as RouteRule["backends"][number];
   const host = v2.hostnames?.[0];
   const [pathPrefix, service, port] = [match.path.value, backend.name, backend.port];
   const out: { -readonly [K in keyof EdgeRouteSpecV1]: EdgeRouteSpecV1[K] } =
     host !== undefined ? { host, pathPrefix, service, port } : { pathPrefix, service, port };
-  const timeoutSeconds = rule.timeout !== undefined ? timeoutSecondsOf(rule.timeout) : undefined;
+  const timeout = requestTimeoutOf(rule);
+  const timeoutSeconds = timeout !== undefined ? timeoutSecondsOf(timeout) : undefined;
   if (timeoutSeconds !== undefined) out.timeoutSeconds = timeoutSeconds;
   return out;
 }
@@ -91,8 +113,8 @@ export function applyV1Edits(
         ? undefined
         : [v1.host, ...(base.hostnames ?? []).slice(1).filter((h) => h !== v1.host)];
   }
-  const [first, ...otherRules] = base.rules as [RouteRule, ...RouteRule[]];
-  let rule = first;
+  const shownAt = shownRuleIndex(base.rules);
+  let rule = base.rules[shownAt] as RouteRule;
   if (v1.pathPrefix !== shown.pathPrefix) {
     // v1 only says prefixes: an edited path is a PathPrefix; the match's headers stay.
     const [match, ...otherMatches] = rule.matches as [RouteRule["matches"][number], ...RouteRule["matches"]];
@@ -108,12 +130,10 @@ export function applyV1Edits(
     ];
     rule = { ...rule, backends: [{ ...backend, name: v1.service, port: v1.port }, ...otherBackends] };
   }
-  if (v1.timeoutSeconds !== shown.timeoutSeconds) {
-    const { timeout: _old, ...rest } = rule;
-    rule = v1.timeoutSeconds === undefined ? rest : { ...rest, timeout: timeoutOf(v1.timeoutSeconds) };
-  }
+  if (v1.timeoutSeconds !== shown.timeoutSeconds) rule = withRequestTimeout(rule, v1.timeoutSeconds);
   const { hostnames: _old, ...others } = base;
-  return { ...(hostnames !== undefined ? { hostnames } : {}), ...others, rules: [rule, ...otherRules] };
+  const rules = base.rules.map((r, i) => (i === shownAt ? rule : r));
+  return { ...(hostnames !== undefined ? { hostnames } : {}), ...others, rules };
 }
 
 function withoutAnnotation(meta: ObjectMeta): ObjectMeta {

@@ -91,7 +91,7 @@ export function checkV1Shape(obj: JsonObject): FieldError[] {
   return c.errors;
 }
 
-/** The fields v2 → v1 reads: the first rule's first match and first backend. */
+/** The fields v2 → v1 reads: the shown rule's first match, first backend and request timeout. */
 export function checkV2Shape(obj: JsonObject): FieldError[] {
   const c = new Checker();
   checkMetadata(c, obj);
@@ -110,7 +110,7 @@ export function checkV2Shape(obj: JsonObject): FieldError[] {
       );
     }
   });
-  const rule0 = c.first(spec, "rules", SPEC);
+  const rule0 = shownRule(c, spec);
   const rule = rule0 && c.object(rule0.value, rule0.at);
   if (!rule0 || !rule) return c.errors;
   const match0 = c.first(rule, "matches", rule0.at);
@@ -129,5 +129,24 @@ export function checkV2Shape(obj: JsonObject): FieldError[] {
     c.need(backend, "port", backend0.at, "integer");
   }
   c.need(rule, "timeout", rule0.at, "string", true);
+  const timeouts = c.need(rule, "timeouts", rule0.at, "object", true) as JsonObject | undefined;
+  if (timeouts) c.need(timeouts, "request", rule0.at.child("timeouts"), "string", true);
   return c.errors;
+}
+
+/**
+ * The rule v1 shows: the first with a backend, as a rule that only redirects
+ * has no Service to name (the CRD makes every route have one such rule).
+ */
+export function shownRuleIndex(rules: readonly unknown[]): number {
+  const i = rules.findIndex((r) => isRecord(r) && Array.isArray(r.backends) && r.backends.length > 0);
+  return i < 0 ? 0 : i;
+}
+
+function shownRule(c: Checker, spec: JsonObject): { at: FieldPath; value: unknown } | undefined {
+  const first = c.first(spec, "rules", SPEC);
+  if (!first) return undefined;
+  const rules = spec.rules as unknown[];
+  const i = shownRuleIndex(rules);
+  return i === 0 ? first : { at: SPEC.child("rules").index(i), value: rules[i] };
 }

@@ -56,25 +56,101 @@ export function configSource(opts: ConfigSourceOptions, file: string): ConfigSou
   };
 }
 
+/** Envoy's StringMatcher, of the two kinds a route can ask for (RE2 syntax for the regex). */
+export type StringMatch = { readonly exact: string } | { readonly safe_regex: { readonly regex: string } };
+
 export interface HeaderMatcher {
   readonly name: string;
-  readonly string_match: { readonly exact: string };
+  readonly string_match: StringMatch;
 }
 
-export type RouteAction =
+export interface QueryParameterMatcher {
+  readonly name: string;
+  readonly string_match: StringMatch;
+}
+
+/** A header a route adds or sets: `OVERWRITE_IF_EXISTS_OR_ADD` is Gateway API's set, `APPEND_IF_EXISTS_OR_ADD` its add. */
+export interface HeaderValueOption {
+  readonly header: { readonly key: string; readonly value: string };
+  readonly append_action: "APPEND_IF_EXISTS_OR_ADD" | "OVERWRITE_IF_EXISTS_OR_ADD";
+}
+
+export interface RetryPolicy {
+  readonly retry_on: string;
+  readonly num_retries?: number;
+  readonly per_try_timeout?: string;
+  readonly retriable_status_codes?: readonly number[];
+  readonly retry_back_off?: { readonly base_interval: string };
+}
+
+export interface MirrorPolicy {
+  readonly cluster: string;
+  /** Absent: every request. */
+  readonly runtime_fraction?: {
+    readonly default_value: { readonly numerator: number; readonly denominator: "HUNDRED" };
+  };
+}
+
+/** What a rule's filters and policies add to its action; absent fields are not written. */
+export interface RouteActionExtras {
+  readonly prefix_rewrite?: string;
+  readonly regex_rewrite?: { readonly pattern: { readonly regex: string }; readonly substitution: string };
+  readonly host_rewrite_literal?: string;
+  readonly retry_policy?: RetryPolicy;
+  readonly request_mirror_policies?: readonly MirrorPolicy[];
+}
+
+export type RouteAction = (
   | { readonly cluster: string; readonly timeout?: string }
   | {
       readonly weighted_clusters: {
         readonly clusters: readonly { readonly name: string; readonly weight: number }[];
       };
       readonly timeout?: string;
-    };
+    }
+) &
+  RouteActionExtras;
 
-export interface EnvoyRoute {
-  readonly name: string;
-  readonly match: EnvoyPathMatch & { readonly headers?: readonly HeaderMatcher[] };
-  readonly route: RouteAction;
+/** Gateway API's redirect status codes as Envoy names them. */
+export type RedirectResponseCode =
+  "MOVED_PERMANENTLY" | "FOUND" | "SEE_OTHER" | "TEMPORARY_REDIRECT" | "PERMANENT_REDIRECT";
+
+/** Envoy's RedirectAction, as a rule's RequestRedirect fills it. */
+export interface RedirectAction {
+  readonly scheme_redirect?: string;
+  readonly host_redirect?: string;
+  readonly port_redirect?: number;
+  readonly path_redirect?: string;
+  readonly prefix_rewrite?: string;
+  readonly regex_rewrite?: { readonly pattern: { readonly regex: string }; readonly substitution: string };
+  readonly response_code: RedirectResponseCode;
 }
+
+/** A match as Envoy reads it: a path specifier, then headers and query parameters when there are any. */
+export type EnvoyRouteMatch = (EnvoyPathMatch | { readonly safe_regex: { readonly regex: string } }) & {
+  readonly headers?: readonly HeaderMatcher[];
+  readonly query_parameters?: readonly QueryParameterMatcher[];
+};
+
+/** The header edits of a rule's header modifier filters. */
+export interface RouteHeaderEdits {
+  readonly request_headers_to_add?: readonly HeaderValueOption[];
+  readonly request_headers_to_remove?: readonly string[];
+  readonly response_headers_to_add?: readonly HeaderValueOption[];
+  readonly response_headers_to_remove?: readonly string[];
+}
+
+export type EnvoyRoute =
+  | ({
+      readonly name: string;
+      readonly match: EnvoyRouteMatch;
+      readonly route: RouteAction;
+    } & RouteHeaderEdits)
+  | ({
+      readonly name: string;
+      readonly match: EnvoyRouteMatch;
+      readonly redirect: RedirectAction;
+    } & RouteHeaderEdits);
 
 export interface VirtualHost {
   readonly name: string;

@@ -4,7 +4,7 @@
 import type { RouteProgramming } from "../dataplane/dataplane.js";
 import { describeDropped } from "../routing/claims.js";
 import type { ConditionType, DesiredCondition } from "./conditions.js";
-import type { RouteOutcome, TlsOutcome } from "../translate/snapshot.js";
+import { describeGrpcUnapplied, type RouteOutcome, type TlsOutcome } from "../translate/snapshot.js";
 
 export const pendingNotAccepted: DesiredCondition = {
   type: "Programmed",
@@ -31,10 +31,15 @@ export function acceptedFrom(outcome: RouteOutcome): DesiredCondition {
   const parts: string[] = [];
   if (outcome.dropped.length > 0) parts.push(describeDropped(outcome.dropped));
   if (outcome.tls && outcome.tls.notServed.length > 0) parts.push(describeNotServed(outcome.tls.notServed));
-  const message =
+  const base =
     parts.length === 0
       ? "the route is valid and its Services exist"
       : `accepted in part: ${parts.join("; ")}`;
+  // Envoy applies all of it; what gRPC clients would ignore or refuse is said, never left silent.
+  const message =
+    outcome.grpcUnapplied === undefined || outcome.grpcUnapplied.length === 0
+      ? base
+      : `${base}; ${describeGrpcUnapplied(outcome.grpcUnapplied)}`;
   return { type: "Accepted", status: "True", reason: "Valid", message };
 }
 

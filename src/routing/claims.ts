@@ -9,6 +9,22 @@ export interface HeaderClaim {
   /** Lowercase: header names are case-insensitive. */
   readonly name: string;
   readonly value: string;
+  /** A RegularExpression match (RE2) rather than an exact value. */
+  readonly regex?: true;
+}
+
+/** A query parameter condition as it claims: names compare with case, as Gateway API says. */
+export interface QueryClaim {
+  readonly name: string;
+  readonly value: string;
+  readonly regex?: true;
+}
+
+/** A match as given: header or query parameter conditions, of type Exact (the default) or RegularExpression. */
+export interface ValueCondition {
+  readonly name: string;
+  readonly value: string;
+  readonly type?: string;
 }
 
 /** A match a route asked for and did not get because an older route owns it. */
@@ -20,29 +36,64 @@ export interface DroppedMatch {
   readonly owner: string;
 }
 
+function compareNames(a: { readonly name: string }, b: { readonly name: string }): number {
+  return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
 /**
  * A match's header conditions as it claims them (Gateway API): names compare
  * without case, and of several conditions on one name the first counts; sorted
  * by name. Admission's conflict warnings and the snapshot both read them so.
  */
-export function headerClaims(
-  headers: readonly { readonly name: string; readonly value: string }[] | undefined,
-): HeaderClaim[] {
+export function headerClaims(headers: readonly ValueCondition[] | undefined): HeaderClaim[] {
   if (headers === undefined || headers.length === 0) return [];
-  const byName = new Map<string, string>();
+  const byName = new Map<string, HeaderClaim>();
   for (const h of headers) {
     const name = h.name.toLowerCase();
-    if (!byName.has(name)) byName.set(name, h.value);
+    if (!byName.has(name))
+      byName.set(
+        name,
+        h.type === "RegularExpression" ? { name, value: h.value, regex: true } : { name, value: h.value },
+      );
   }
-  return [...byName]
-    .map(([name, value]) => ({ name, value }))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return [...byName.values()].sort(compareNames);
+}
+
+/** A match's query parameter conditions as it claims them: the first per name counts; sorted by name. */
+export function queryClaims(params: readonly ValueCondition[] | undefined): QueryClaim[] {
+  if (params === undefined || params.length === 0) return [];
+  const byName = new Map<string, QueryClaim>();
+  for (const q of params)
+    if (!byName.has(q.name))
+      byName.set(
+        q.name,
+        q.type === "RegularExpression"
+          ? { name: q.name, value: q.value, regex: true }
+          : { name: q.name, value: q.value },
+      );
+  return [...byName.values()].sort(compareNames);
 }
 
 /** A header set as one string, "" for none: a claim is its host, path type, path and this. */
 export function headerKey(headers: readonly HeaderClaim[]): string {
   let key = "";
-  for (const h of headers) key += `\u0000${h.name}\u0001${h.value}`;
+  for (const h of headers) key += `\u0000${h.name}${h.regex === true ? "\u0002" : "\u0001"}${h.value}`;
+  return key;
+}
+
+/**
+ * Everything a match asks of a request besides its path, as one string: the
+ * header key, then the method and the query parameters when there are any,
+ * so that matches told apart only by those do not conflict.
+ */
+export function conditionKey(
+  headers: readonly HeaderClaim[],
+  method: string | undefined,
+  query: readonly QueryClaim[],
+): string {
+  let key = headerKey(headers);
+  if (method !== undefined) key += `\u0003${method}`;
+  for (const q of query) key += `\u0004${q.name}${q.regex === true ? "\u0002" : "\u0001"}${q.value}`;
   return key;
 }
 
@@ -56,6 +107,7 @@ type Owners = Map<string, Map<string, string>>;
 interface HostClaims {
   readonly exact: Owners;
   readonly prefix: Owners;
+  readonly regex: Owners;
 }
 
 export class ClaimRegistry {
@@ -76,10 +128,11 @@ export class ClaimRegistry {
   ): typeof GRANTED | typeof HELD | { readonly owner: string } {
     let host = this.hosts.get(hostname);
     if (host === undefined) {
-      host = { exact: new Map(), prefix: new Map() };
+      host = { exact: new Map(), prefix: new Map(), regex: new Map() };
       this.hosts.set(hostname, host);
     }
-    const byHeaders = pathType === "Exact" ? host.exact : host.prefix;
+    const byHeaders =
+      pathType === "Exact" ? host.exact : pathType === "PathPrefix" ? host.prefix : host.regex;
     let owners = byHeaders.get(headers);
     if (owners === undefined) {
       owners = new Map();

@@ -5,36 +5,69 @@
 // warning and the Conflicted condition agree (a property test holds them to it).
 
 import type { PathMatchType } from "../api/types.js";
-import { headerClaims } from "./claims.js";
+import { headerClaims, queryClaims } from "./claims.js";
 import { normalizePath } from "./path-match.js";
 import { isRecord } from "../api/is-record.js";
 
-/** A v2 match (`{path: {type, value}, headers}`) as a key; undefined when it is malformed. */
+/** Header or query parameter conditions as given, or undefined when they are malformed. */
+function conditionsOf(list: unknown): { name: string; value: string; type?: string }[] | undefined {
+  if (list === undefined) return [];
+  if (!Array.isArray(list)) return undefined;
+  const given: { name: string; value: string; type?: string }[] = [];
+  for (const h of list) {
+    if (!isRecord(h) || typeof h.name !== "string" || typeof h.value !== "string") return undefined;
+    given.push(
+      typeof h.type === "string"
+        ? { name: h.name, value: h.value, type: h.type }
+        : { name: h.name, value: h.value },
+    );
+  }
+  return given;
+}
+
+/** A claim's condition as JSON: a regular expression is told apart from the same text as an exact value. */
+function conditionTuple(c: {
+  readonly name: string;
+  readonly value: string;
+  readonly regex?: true;
+}): string[] {
+  return c.regex === true ? [c.name, c.value, "RegularExpression"] : [c.name, c.value];
+}
+
+/** A v2 match (`{path: {type, value}, headers, queryParams, method}`) as a key; undefined when it is malformed. */
 export function matchKey(match: unknown): string | undefined {
   if (!isRecord(match) || !isRecord(match.path) || typeof match.path.value !== "string") return undefined;
   const type = match.path.type === undefined ? "PathPrefix" : match.path.type;
   if (typeof type !== "string") return undefined;
-  const given: { name: string; value: string }[] = [];
-  if (match.headers !== undefined) {
-    if (!Array.isArray(match.headers)) return undefined;
-    for (const h of match.headers) {
-      if (!isRecord(h) || typeof h.name !== "string" || typeof h.value !== "string") return undefined;
-      given.push({ name: h.name, value: h.value });
-    }
-  }
-  const headers = headerClaims(given).map((h): [string, string] => [h.name, h.value]);
+  const given = conditionsOf(match.headers);
+  const params = conditionsOf(match.queryParams);
+  if (given === undefined || params === undefined) return undefined;
+  if (match.method !== undefined && typeof match.method !== "string") return undefined;
+  const headers = headerClaims(given).map(conditionTuple);
   const path =
     type === "Exact" || type === "PathPrefix"
       ? normalizePath(type as PathMatchType, match.path.value)
       : match.path.value;
-  return JSON.stringify([type, path, headers]);
+  // Old keys keep their shape: method and query parameters only when a match has them.
+  const query = queryClaims(params).map(conditionTuple);
+  if (match.method === undefined && query.length === 0) return JSON.stringify([type, path, headers]);
+  return JSON.stringify([type, path, headers, match.method ?? null, query]);
 }
 
 /** `PathPrefix /api` or `Exact /api with headers x-a=1, x-b=2`, from a matchKey. */
 export function describeMatch(key: string): string {
-  const [type, value, headers] = JSON.parse(key) as [string, string, [string, string][]];
-  const h = headers.length > 0 ? ` with headers ${headers.map(([n, v]) => `${n}=${v}`).join(", ")}` : "";
-  return `${type} ${value}${h}`;
+  const [type, value, headers, method, query] = JSON.parse(key) as [
+    string,
+    string,
+    string[][],
+    (string | null)?,
+    string[][]?,
+  ];
+  const cond = (c: string[]) => (c[2] === undefined ? `${c[0]}=${c[1]}` : `${c[0]}~${c[1]}`);
+  const m = typeof method === "string" ? ` method ${method}` : "";
+  const h = headers.length > 0 ? ` with headers ${headers.map(cond).join(", ")}` : "";
+  const q = query !== undefined && query.length > 0 ? ` with query ${query.map(cond).join(", ")}` : "";
+  return `${type} ${value}${m}${h}${q}`;
 }
 
 export interface Claim {

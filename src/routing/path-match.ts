@@ -7,11 +7,14 @@
 import type { PathMatchType } from "../api/types.js";
 
 export type EnvoyPathMatch =
-  { readonly path: string } | { readonly prefix: "/" } | { readonly path_separated_prefix: string };
+  | { readonly path: string }
+  | { readonly prefix: "/" }
+  | { readonly path_separated_prefix: string }
+  | { readonly safe_regex: { readonly regex: string } };
 
 /** The path a match means: a prefix loses its trailing slashes (`/abc/` is `/abc`, `//` is `/`). */
 export function normalizePath(type: PathMatchType, value: string): string {
-  if (type === "Exact") return value;
+  if (type !== "PathPrefix") return value;
   let end = value.length;
   while (end > 1 && value.charCodeAt(end - 1) === 47 /* / */) end--;
   return end === value.length ? value : value.slice(0, end);
@@ -20,6 +23,8 @@ export function normalizePath(type: PathMatchType, value: string): string {
 /** The Envoy path specifier for an already normalized path. */
 export function envoyPathMatch(type: PathMatchType, path: string): EnvoyPathMatch {
   if (type === "Exact") return { path };
+  // RE2 syntax; Envoy and gRPC match it against the whole path.
+  if (type === "RegularExpression") return { safe_regex: { regex: path } };
   if (path === "/") return { prefix: "/" };
   return { path_separated_prefix: path };
 }

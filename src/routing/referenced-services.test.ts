@@ -23,6 +23,18 @@ describe("referencedServices", () => {
     ).toEqual(["api", "canary", "checkout"]);
   });
 
+  it("takes a RequestMirror's Service too: a Service event must re-check the routes that mirror to it", () => {
+    const r = route("shop", "r1", [["checkout"]]);
+    const rule = {
+      ...r.spec.rules[0],
+      filters: [
+        { type: "RequestMirror", requestMirror: { backend: { name: "shadow", port: 80 } } },
+        { type: "RequestMirror", requestMirror: { backend: { name: 5 } } },
+      ],
+    };
+    expect(referencedServices({ ...r, spec: { rules: [rule] } })).toEqual(["checkout", "shadow"]);
+  });
+
   it("reads a v1-shaped spec's service", () => {
     expect(referencedServices({ metadata: { namespace: "a", name: "r" }, spec: { service: "web" } })).toEqual(
       ["web"],

@@ -6,9 +6,16 @@
 import { fieldError, FieldPath, formatFieldError, type FieldError } from "../api/field-error.js";
 import { HEADER_NAME_PATTERN, HOSTNAME_PATTERN, LIMITS } from "../api/schema.js";
 import { isRecord } from "../api/is-record.js";
-import type { EdgeRouteV2 } from "../api/types.js";
+import type { EdgeRouteV2, RouteRule } from "../api/types.js";
 import { parseGatewayDuration } from "../api/duration.js";
 import { pathProblem } from "./path-match.js";
+import {
+  hasMatchPolicies,
+  hasRulePolicies,
+  matchPolicyErrors,
+  redirectsOnly,
+  rulePolicyErrors,
+} from "./rule-policy-check.js";
 import { objectKey } from "../api/object-key.js";
 import type { ServiceEndpoints } from "./service-endpoints.js";
 
@@ -91,9 +98,11 @@ export function shapeErrors(route: EdgeRouteV2): FieldError[] {
         );
       rule.matches.forEach((m: unknown, i) => errors.push(...matchErrors(m, rp.child("matches").index(i))));
     }
-    if (!Array.isArray(rule.backends) || rule.backends.length === 0)
-      errors.push(fieldError(rp.child("backends"), "Required value", "at least one backend"));
-    else errors.push(...backendErrors(rule.backends, rp.child("backends")));
+    if (!Array.isArray(rule.backends) || rule.backends.length === 0) {
+      if (!(Array.isArray(rule.backends) && redirectsOnly(rule)))
+        errors.push(fieldError(rp.child("backends"), "Required value", "at least one backend"));
+    } else errors.push(...backendErrors(rule.backends, rp.child("backends")));
+    if (hasRulePolicies(rule)) errors.push(...rulePolicyErrors(rule, rp));
     if (
       rule.timeout !== undefined &&
       (typeof rule.timeout !== "string" || parseGatewayDuration(rule.timeout) === undefined)
@@ -115,12 +124,12 @@ function matchErrors(m: unknown, mp: FieldPath): FieldError[] {
     return [fieldError(mp.child("path"), "Required value", "a match needs a path")];
   const errors: FieldError[] = [];
   const { type, value } = m.path;
-  if (type !== undefined && type !== "Exact" && type !== "PathPrefix")
+  if (type !== undefined && type !== "Exact" && type !== "PathPrefix" && type !== "RegularExpression")
     errors.push(
       fieldError(
         mp.child("path").child("type"),
         "Unsupported value",
-        'supported values: "Exact", "PathPrefix"',
+        'supported values: "Exact", "PathPrefix", "RegularExpression"',
         type,
       ),
     );
@@ -129,7 +138,9 @@ function matchErrors(m: unknown, mp: FieldPath): FieldError[] {
       ? "must be a string"
       : value.length > LIMITS.pathLength
         ? `must be at most ${LIMITS.pathLength} characters`
-        : pathProblem(value);
+        : type === "RegularExpression"
+          ? undefined
+          : pathProblem(value);
   if (problem !== undefined)
     errors.push(fieldError(mp.child("path").child("value"), "Invalid value", problem, value));
   if (m.headers !== undefined) {
@@ -160,6 +171,7 @@ function matchErrors(m: unknown, mp: FieldPath): FieldError[] {
           errors.push(fieldError(hp.child("value"), "Invalid value", "must be a string", h.value));
       });
   }
+  if (hasMatchPolicies(m)) errors.push(...matchPolicyErrors(m, mp));
   return errors;
 }
 
@@ -198,7 +210,7 @@ export function missingBackends(
   const ns = route.metadata.namespace ?? "";
   const missing = new Set<string>();
   for (const rule of route.spec.rules) {
-    for (const b of rule.backends) {
+    for (const b of backendsAndMirrors(rule)) {
       const service = services.get(objectKey(ns, b.name));
       if (service === undefined) missing.add(`Service ${objectKey(ns, b.name)} not found`);
       else if (!service.ports.some((p) => p.port === b.port))
@@ -206,6 +218,13 @@ export function missingBackends(
     }
   }
   return [...missing];
+}
+
+/** The Services a rule sends to: its backends, then its mirrors'. */
+function backendsAndMirrors(rule: RouteRule): readonly { readonly name: string; readonly port: number }[] {
+  if (rule.filters === undefined) return rule.backends;
+  const mirrors = rule.filters.flatMap((f) => (f.type === "RequestMirror" ? [f.requestMirror.backend] : []));
+  return mirrors.length === 0 ? rule.backends : [...rule.backends, ...mirrors];
 }
 
 function isNonEmptyString(v: unknown): v is string {
@@ -233,9 +252,15 @@ export function isWellShaped(route: EdgeRouteV2): boolean {
     for (const m of matches as unknown[]) {
       if (!isRecord(m) || !isRecord(m.path)) return false;
       const { type, value } = m.path;
-      if (type !== undefined && type !== "Exact" && type !== "PathPrefix") return false;
-      if (typeof value !== "string" || value.length > LIMITS.pathLength || pathProblem(value) !== undefined)
+      if (type !== undefined && type !== "Exact" && type !== "PathPrefix" && type !== "RegularExpression")
         return false;
+      if (
+        typeof value !== "string" ||
+        value.length > LIMITS.pathLength ||
+        (type !== "RegularExpression" && pathProblem(value) !== undefined)
+      )
+        return false;
+      if (hasMatchPolicies(m) && matchPolicyErrors(m, FieldPath.root("m")).length > 0) return false;
       if (m.headers !== undefined) {
         if (!Array.isArray(m.headers) || m.headers.length > LIMITS.headers) return false;
         for (const h of m.headers as unknown[])
@@ -248,8 +273,10 @@ export function isWellShaped(route: EdgeRouteV2): boolean {
             return false;
       }
     }
-    if (!Array.isArray(backends) || backends.length === 0) return false;
-    let weighted = false;
+    if (hasRulePolicies(rule) && rulePolicyErrors(rule, FieldPath.root("r")).length > 0) return false;
+    if (!Array.isArray(backends)) return false;
+    // A redirect sends to no backend: nothing to weigh.
+    let weighted = backends.length === 0 && redirectsOnly(rule);
     for (const b of backends as unknown[]) {
       if (!isRecord(b) || !isNonEmptyString(b.name) || !isPort(b.port)) return false;
       const w = b.weight;
@@ -267,7 +294,7 @@ export function isWellShaped(route: EdgeRouteV2): boolean {
 function backendsExist(route: EdgeRouteV2, services: ReadonlyMap<string, ServiceEndpoints>): boolean {
   const ns = route.metadata.namespace ?? "";
   for (const rule of route.spec.rules)
-    for (const b of rule.backends) {
+    for (const b of backendsAndMirrors(rule)) {
       const service = services.get(objectKey(ns, b.name));
       if (service === undefined || !service.ports.some((p) => p.port === b.port)) return false;
     }

@@ -99,16 +99,24 @@ function compareNumbers(xs: Float64Array, a: number, b: number): number {
 export interface Ordered {
   readonly pathType: PathMatchType;
   readonly path: string;
+  /** Header and query parameter matches together (a method match is not one of them). */
   readonly headerCount: number;
+  readonly method?: boolean;
   /** The route's position in age order. */
   readonly rank: number;
   readonly rule: number;
   readonly match: number;
 }
 
+/** Exact, then PathPrefix, then RegularExpression (whose precedence Gateway API leaves to implementations). */
+function pathRank(t: PathMatchType): number {
+  return t === "Exact" ? 0 : t === "PathPrefix" ? 1 : 2;
+}
+
 export function compareEntries(a: Ordered, b: Ordered): number {
-  if (a.pathType !== b.pathType) return a.pathType === "Exact" ? -1 : 1;
+  if (a.pathType !== b.pathType) return pathRank(a.pathType) - pathRank(b.pathType);
   if (a.path.length !== b.path.length) return b.path.length - a.path.length;
+  if ((a.method ?? false) !== (b.method ?? false)) return a.method === true ? -1 : 1;
   if (a.headerCount !== b.headerCount) return b.headerCount - a.headerCount;
   if (a.rank !== b.rank) return a.rank - b.rank;
   if (a.rule !== b.rule) return a.rule - b.rule;
@@ -125,8 +133,9 @@ export function compareHostnames(a: string, b: string): number {
 
 // compareEntries as one number, for speed: the sort of tens of thousands of
 // entries compares doubles instead of calling a comparator that reads six
-// fields. Fields take fixed bit ranges, most significant first; 50 bits in all,
-// exact in a double. A property test holds it to compareEntries.
+// fields. Fields take fixed bit ranges, most significant first; 52 bits in all,
+// exact in a double. Query parameter matches count with the header matches:
+// one more field would not fit. A property test holds it to compareEntries.
 const PATH_BITS = 2048; // paths up to 1024 characters (the schema's limit)
 const HEADER_BITS = 32; // up to 16 header matches
 const RANK_BITS = 2 ** 24; // up to 16 million routes
@@ -142,7 +151,7 @@ export const ORDER_LIMITS = {
 };
 
 export function orderKey(e: Ordered): number {
-  return orderKeyOf(e.pathType, e.path.length, e.headerCount, e.rank, e.rule, e.match);
+  return orderKeyOf(e.pathType, e.path.length, e.headerCount, e.rank, e.rule, e.match, e.method ?? false);
 }
 
 /** orderKey without the object, for the builder's inner loop. */
@@ -153,12 +162,15 @@ export function orderKeyOf(
   rank: number,
   rule: number,
   match: number,
+  method = false,
 ): number {
-  const type = pathType === "Exact" ? 0 : 1;
+  const type = pathRank(pathType);
   const path = PATH_BITS - 1 - Math.min(pathLength, PATH_BITS - 1);
   const headers = HEADER_BITS - 1 - Math.min(headerCount, HEADER_BITS - 1);
+  const unmethod = method ? 0 : 1;
   return (
-    ((((type * PATH_BITS + path) * HEADER_BITS + headers) * RANK_BITS + rank) * RULE_BITS + rule) *
+    (((((type * PATH_BITS + path) * 2 + unmethod) * HEADER_BITS + headers) * RANK_BITS + rank) * RULE_BITS +
+      rule) *
       MATCH_BITS +
     match
   );

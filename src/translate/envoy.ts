@@ -43,6 +43,7 @@ import {
   type RedirectVirtualHost,
   type RouteAction,
   type RouteConfiguration,
+  type RouteHeaderEdits,
   type Secret,
   type VirtualHost,
 } from "../envoy/envoy-resources.js";
@@ -158,13 +159,18 @@ export interface ResourceJson {
   readonly "@type": string;
 }
 
-export type AdsRoute = Omit<EnvoyRoute, "match" | "route"> & {
+export type AdsRoute = Omit<Extract<EnvoyRoute, { readonly route: RouteAction }>, "match" | "route"> & {
   readonly match: Readonly<Record<string, unknown>>;
   readonly route: RouteAction & { readonly max_stream_duration?: { readonly max_stream_duration: string } };
 };
 
+/** A rule's RequestRedirect, or the TLS host's redirect to HTTPS. */
+export type AdsRedirectRoute = Omit<Extract<EnvoyRoute, { readonly redirect: unknown }>, "match"> & {
+  readonly match: Readonly<Record<string, unknown>>;
+};
+
 export type AdsVirtualHost = Omit<VirtualHost, "routes"> & {
-  readonly routes: readonly (AdsRoute | RedirectRoute)[];
+  readonly routes: readonly (AdsRoute | AdsRedirectRoute | RedirectRoute)[];
 };
 
 export interface AdsRouteConfiguration extends ResourceJson {
@@ -232,18 +238,53 @@ export function adsRouteConfiguration(rc: RouteConfiguration): AdsRouteConfigura
     ...rc,
     virtual_hosts: [...hosts, ...catchAll].map((vh) => ({
       ...vh,
-      routes: vh.routes.flatMap((r): (AdsRoute | RedirectRoute)[] => {
-        if ("redirect" in r) return [r];
+      routes: vh.routes.flatMap((r): (AdsRoute | AdsRedirectRoute | RedirectRoute)[] => {
+        if ("redirect" in r) {
+          if (!("path_separated_prefix" in r.match)) return [r];
+          const { path_separated_prefix: p, ...conditions } = r.match;
+          return [
+            { ...r, match: { path: p, ...conditions } },
+            { ...r, match: { prefix: `${p}/`, ...conditions } },
+          ];
+        }
         const route = withStreamDuration(r.route);
         if (!("path_separated_prefix" in r.match)) return [{ ...r, route }];
-        const { path_separated_prefix: p, headers } = r.match;
-        const h = headers === undefined ? {} : { headers };
+        const { path_separated_prefix: p, ...conditions } = r.match;
+        const edits = entryEdits(r);
+        if (edits === undefined)
+          return [
+            { name: r.name, match: { path: p, ...conditions }, route },
+            { name: r.name, match: { prefix: `${p}/`, ...conditions }, route },
+          ];
         return [
-          { name: r.name, match: { path: p, ...h }, route },
-          { name: r.name, match: { prefix: `${p}/`, ...h }, route },
+          { name: r.name, match: { path: p, ...conditions }, route, ...edits },
+          { name: r.name, match: { prefix: `${p}/`, ...conditions }, route, ...edits },
         ];
       }),
     })),
+  };
+}
+
+/** A route entry's header edits, or undefined when it has none. */
+function entryEdits(r: RouteHeaderEdits): RouteHeaderEdits | undefined {
+  const {
+    request_headers_to_add,
+    request_headers_to_remove,
+    response_headers_to_add,
+    response_headers_to_remove,
+  } = r;
+  if (
+    request_headers_to_add === undefined &&
+    request_headers_to_remove === undefined &&
+    response_headers_to_add === undefined &&
+    response_headers_to_remove === undefined
+  )
+    return undefined;
+  return {
+    ...(request_headers_to_add === undefined ? {} : { request_headers_to_add }),
+    ...(request_headers_to_remove === undefined ? {} : { request_headers_to_remove }),
+    ...(response_headers_to_add === undefined ? {} : { response_headers_to_add }),
+    ...(response_headers_to_remove === undefined ? {} : { response_headers_to_remove }),
   };
 }
 

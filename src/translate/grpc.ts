@@ -26,7 +26,7 @@ import {
   type ResourceJson,
 } from "./envoy.js";
 import { routeKeyOfEntry } from "./model.js";
-import type { Cluster, ClusterLoadAssignment, RouteAction } from "../envoy/envoy-resources.js";
+import type { Cluster, ClusterLoadAssignment, HeaderMatcher, RouteAction } from "../envoy/envoy-resources.js";
 
 const ROUTER = { name: "envoy.filters.http.router", typed_config: { "@type": TYPE_URL.router } } as const;
 const ADS_SOURCE: ConfigSource = { ads: {}, resource_api_version: "V3" };
@@ -93,13 +93,51 @@ export function virtualHostsByDomain<V extends { readonly domains: readonly stri
   return byDomain;
 }
 
-/** `edge/HOST`: the one virtual host HOST lands on, or the catch-all without routes. */
+type AdsEntry = AdsVirtualHost["routes"][number];
+
+/** A match's header matchers without `:method` POST (every gRPC call is one), or undefined when the match is no gRPC call's. */
+function grpcMatch(match: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> | undefined {
+  if (match.query_parameters !== undefined) return undefined;
+  const headers = match.headers as readonly HeaderMatcher[] | undefined;
+  const method = headers?.find((h) => h.name === ":method");
+  if (method === undefined) return match;
+  if (!("exact" in method.string_match) || method.string_match.exact !== "POST") return undefined;
+  const rest = (headers as readonly HeaderMatcher[]).filter((h) => h !== method);
+  const { headers: _, ...others } = match;
+  return rest.length === 0 ? others : { ...others, headers: rest };
+}
+
+/**
+ * The virtual host as gRPC's client reads it (grpc-unapplied.ts says why):
+ * without redirects, which it NACKs, and without matches no gRPC call can
+ * take (a query parameter, a method other than POST); a POST match loses its
+ * `:method`, which gRPC's metadata never holds. The same object when nothing changes.
+ */
+export function grpcVirtualHost(vh: AdsVirtualHost): AdsVirtualHost {
+  let changed = false;
+  const routes: AdsEntry[] = [];
+  for (const r of vh.routes) {
+    if ("redirect" in r) {
+      changed = true;
+      continue;
+    }
+    const match = grpcMatch(r.match);
+    if (match === r.match) routes.push(r);
+    else {
+      changed = true;
+      if (match !== undefined) routes.push({ ...r, match });
+    }
+  }
+  return changed ? { ...vh, routes } : vh;
+}
+
+/** `edge/HOST`: the one virtual host HOST lands on (in gRPC's form), or the catch-all without routes. */
 export function hostRouteConfiguration(
   hostname: string,
   byDomain: ReadonlyMap<string, AdsVirtualHost>,
 ): AdsRouteConfiguration {
   const domain = domainFor(hostname, byDomain);
-  const vhost = (domain === undefined ? undefined : byDomain.get(domain)) ?? NO_ROUTES;
+  const vhost = grpcVirtualHost((domain === undefined ? undefined : byDomain.get(domain)) ?? NO_ROUTES);
   return { "@type": TYPE_URL.routeConfiguration, name: hostRoutesName(hostname), virtual_hosts: [vhost] };
 }
 

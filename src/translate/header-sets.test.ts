@@ -9,6 +9,9 @@ describe("HeaderSets", () => {
       claims: [{ name: "x-canary", value: "1" }],
       key: "\u0000x-canary\u00011",
       matchers: [{ name: "x-canary", string_match: { exact: "1" } }],
+      query: [],
+      count: 1,
+      method: false,
     });
     expect(sets.of([{ name: "X-Canary", value: "1" }])).toBe(set);
     expect(sets.of([{ name: "X-Canary", value: "2" }])).not.toBe(set);
@@ -25,6 +28,28 @@ describe("HeaderSets", () => {
       { name: "x-b", value: "1" },
     ]);
     expect(set.matchers.map((m) => m.name)).toEqual(["x-a", "x-b"]);
+  });
+
+  it("a method, a regex header and query parameters: each its own matcher and part of the key", () => {
+    const set = new HeaderSets().of([{ name: "X-Id", value: "[0-9]+", type: "RegularExpression" }], "GET", [
+      { name: "v", value: "2" },
+      { name: "v", value: "3" },
+    ]);
+    expect(set.matchers).toEqual([
+      { name: "x-id", string_match: { safe_regex: { regex: "[0-9]+" } } },
+      { name: ":method", string_match: { exact: "GET" } },
+    ]);
+    expect(set.query).toEqual([{ name: "v", string_match: { exact: "2" } }]);
+    expect(set.count).toBe(2);
+    expect(set.method).toBe(true);
+    const post = new HeaderSets().of([{ name: "X-Id", value: "[0-9]+", type: "RegularExpression" }], "POST", [
+      { name: "v", value: "2" },
+    ]);
+    expect(post.key).not.toBe(set.key);
+    const exact = new HeaderSets().of([{ name: "X-Id", value: "[0-9]+" }], "GET", [
+      { name: "v", value: "2" },
+    ]);
+    expect(exact.key).not.toBe(set.key);
   });
 
   it("none", () => {

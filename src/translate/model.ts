@@ -11,9 +11,11 @@ import { LIMITS } from "../api/schema.js";
 import type { EdgeRouteV2, PathMatchType, RouteMatch, RouteRule } from "../api/types.js";
 import { objectKeyOf } from "../api/object-key.js";
 import { ClaimRegistry, describeDropped, HELD, type DroppedMatch } from "../routing/claims.js";
-import type { EnvoyRoute, HeaderMatcher, RouteAction, VirtualHost } from "../envoy/envoy-resources.js";
+import type { EnvoyRoute, EnvoyRouteMatch, RouteAction, VirtualHost } from "../envoy/envoy-resources.js";
 import { envoyPathMatch, normalizePath } from "../routing/path-match.js";
-import { HeaderSets } from "./header-sets.js";
+import { HeaderSets, type HeaderSet } from "./header-sets.js";
+import { grpcUnapplied, type GrpcUnapplied } from "./grpc-unapplied.js";
+import { hasPolicies, isRedirectRule, perEntry, ruleForm, type RuleForm } from "./rule-filters.js";
 import { RouteActions } from "./route-actions.js";
 import { checkRoute, isWellShaped } from "../routing/route-check.js";
 import { ageOrder, compareHostnames, creationTime, keyOrder, orderKeyOf } from "../routing/route-order.js";
@@ -33,6 +35,8 @@ export type RouteOutcome =
       readonly accepted: true;
       readonly dropped: readonly DroppedMatch[];
       readonly tls?: TlsOutcome;
+      /** What gRPC clients do not apply of the route (grpc-unapplied.ts); absent when they apply all of it. */
+      readonly grpcUnapplied?: readonly GrpcUnapplied[];
     }
   | {
       readonly key: string;
@@ -72,6 +76,16 @@ export type EndpointsByService = ReadonlyMap<string, ServiceEndpoints>;
 
 const ANY_HOST: readonly string[] = ["*"];
 const NONE_DROPPED: readonly DroppedMatch[] = [];
+const NONE_UNAPPLIED: readonly GrpcUnapplied[] = [];
+
+/** Whether any rule or match says more than paths, exact headers and backends: only those can hold what gRPC ignores. */
+function rulesHavePolicies(rules: readonly RouteRule[]): boolean {
+  for (const rule of rules) {
+    if (hasPolicies(rule)) return true;
+    for (const m of rule.matches) if (m.method !== undefined || m.queryParams !== undefined) return true;
+  }
+  return false;
+}
 
 /** The route's hostnames, or `*` for none; repeats would claim against themselves, so they go. */
 function hostnamesOf(route: EdgeRouteV2): readonly string[] {
@@ -107,40 +121,73 @@ function envoyRoute(
   match: number,
   pathType: PathMatchType,
   path: string,
-  matchers: readonly HeaderMatcher[],
-  action: RouteAction,
+  conditions: HeaderSet,
+  form: RuleForm,
 ): EnvoyRoute {
   const name = routeKey + entrySuffix(rule, match);
   const pathMatch = envoyPathMatch(pathType, path);
-  if (matchers.length === 0) return { name, match: pathMatch, route: action };
-  // Literals per path kind, not a spread, so that key order is fixed and the objects stay fast.
-  const m =
-    "path" in pathMatch
-      ? { path: pathMatch.path, headers: matchers }
-      : "prefix" in pathMatch
-        ? { prefix: pathMatch.prefix, headers: matchers }
-        : { path_separated_prefix: pathMatch.path_separated_prefix, headers: matchers };
-  return { name, match: m, route: action };
+  const { matchers, query } = conditions;
+  let m: EnvoyRouteMatch;
+  if (matchers.length === 0 && query.length === 0) m = pathMatch;
+  else if (query.length === 0)
+    // Literals per path kind, not a spread, so that key order is fixed and the objects stay fast.
+    m =
+      "path" in pathMatch
+        ? { path: pathMatch.path, headers: matchers }
+        : "prefix" in pathMatch
+          ? { prefix: pathMatch.prefix, headers: matchers }
+          : "path_separated_prefix" in pathMatch
+            ? { path_separated_prefix: pathMatch.path_separated_prefix, headers: matchers }
+            : { safe_regex: pathMatch.safe_regex, headers: matchers };
+  else
+    m = {
+      ...pathMatch,
+      ...(matchers.length === 0 ? {} : { headers: matchers }),
+      query_parameters: query,
+    };
+  const { action, redirect } = perEntry(form, pathType, path);
+  const edits = form.edits;
+  if (redirect !== undefined) return { name, match: m, redirect, ...edits };
+  const route = action as RouteAction;
+  return edits === undefined ? { name, match: m, route } : { name, match: m, route, ...edits };
 }
 
-/** Appends each rule's action to `actions`; false when a backend's Service or port does not exist. */
-function appendActions(
+/** Appends each rule's form to `forms`; false when a backend's (or a mirror's) Service or port does not exist. */
+function appendForms(
   namespace: string,
   rules: readonly RouteRule[],
   ruleActions: RouteActions,
-  actions: RouteAction[],
+  forms: RuleForm[],
 ): boolean {
-  const start = actions.length;
+  const start = forms.length;
   for (const rule of rules) {
-    const action = ruleActions.actionOf(namespace, rule);
-    if (action === undefined) {
-      actions.length = start;
+    const redirect = isRedirectRule(rule);
+    const action = redirect ? undefined : ruleActions.actionOf(namespace, rule);
+    const form =
+      !redirect && action === undefined
+        ? undefined
+        : hasPolicies(rule)
+          ? ruleForm(rule, action, (service, port) => ruleActions.clusterOf(namespace, service, port))
+          : formOf(action as RouteAction);
+    if (form === undefined) {
+      forms.length = start;
       return false;
     }
-    actions.push(action);
+    forms.push(form);
   }
   return true;
 }
+
+/** A plain rule's form, one per shared action: no object per rule. */
+function formOf(action: RouteAction): RuleForm {
+  let form = plainForms.get(action);
+  if (form === undefined) {
+    form = { action };
+    plainForms.set(action, form);
+  }
+  return form;
+}
+const plainForms = new WeakMap<RouteAction, RuleForm>();
 
 /** The outcome of a route that cannot be programmed; checkRoute says why, as field errors. */
 function rejection(key: string, route: EdgeRouteV2, endpoints: EndpointsByService): RouteOutcome {
@@ -259,18 +306,18 @@ function claimRoutes(
   const usedActions = new Set<RouteAction>();
   const headerSets = new HeaderSets();
   const ruleActions = new RouteActions(endpoints);
-  // One route's rule actions at a time, in an array reused from route to route.
-  const actions: RouteAction[] = [];
+  // One route's rule forms at a time, in an array reused from route to route.
+  const forms: RuleForm[] = [];
 
   for (let rank = 0; rank < n; rank++) {
     const index = byAge[rank] as number;
     const route = routes[index] as EdgeRouteV2;
     const key = keys[index] as string;
     const outcomeIndex = keyRank[index] as number;
-    actions.length = 0;
+    forms.length = 0;
     if (
       !isWellShaped(route) ||
-      !appendActions(route.metadata.namespace ?? "", route.spec.rules, ruleActions, actions)
+      !appendForms(route.metadata.namespace ?? "", route.spec.rules, ruleActions, forms)
     ) {
       outcomes[outcomeIndex] = rejection(key, route, endpoints);
       continue;
@@ -281,13 +328,13 @@ function claimRoutes(
     const rules = route.spec.rules;
     for (let r = 0; r < rules.length; r++) {
       const rule = rules[r] as RouteRule;
-      const action = actions[r] as RouteAction;
+      const form = forms[r] as RuleForm;
       let ruleKept = false;
       for (let i = 0; i < rule.matches.length; i++) {
         const m = rule.matches[i] as RouteMatch;
         const pathType = m.path.type ?? "PathPrefix";
         const path = normalizePath(pathType, m.path.value);
-        const headers = headerSets.of(m.headers);
+        const headers = headerSets.of(m.headers, m.method, m.queryParams);
         // The same entry serves every host of the route that keeps this match.
         let out: EnvoyRoute | undefined;
         let order = 0;
@@ -303,8 +350,8 @@ function claimRoutes(
           kept++;
           // Straight into its virtual host: a route that keeps nothing never gets here.
           if (out === undefined) {
-            order = orderKeyOf(pathType, path.length, headers.claims.length, rank, r, i);
-            out = envoyRoute(key, r, i, pathType, path, headers.matchers, action);
+            order = orderKeyOf(pathType, path.length, headers.count, rank, r, i, headers.method);
+            out = envoyRoute(key, r, i, pathType, path, headers, form);
           }
           const host = byHost.get(hostname);
           if (host === undefined) byHost.set(hostname, { keys: [order], routes: [out] });
@@ -315,14 +362,18 @@ function claimRoutes(
         }
       }
       // A rule that lost every match sends traffic nowhere: its Services get no cluster.
-      if (ruleKept) usedActions.add(action);
+      if (ruleKept && form.action !== undefined) usedActions.add(form.action);
     }
     if (kept === 0) {
       const message = `an older route owns every match of this route: ${describeDropped(dropped ?? [])}`;
       outcomes[outcomeIndex] = { key, accepted: false, reason: "Conflicted", message };
       continue;
     }
-    outcomes[outcomeIndex] = { key, accepted: true, dropped: dropped ?? NONE_DROPPED };
+    const unapplied = rulesHavePolicies(rules) ? grpcUnapplied(route) : NONE_UNAPPLIED;
+    outcomes[outcomeIndex] =
+      unapplied.length === 0
+        ? { key, accepted: true, dropped: dropped ?? NONE_DROPPED }
+        : { key, accepted: true, dropped: dropped ?? NONE_DROPPED, grpcUnapplied: unapplied };
   }
   return { outcomes, byHost, usedActions };
 }
@@ -342,6 +393,7 @@ function clusterNamesOf(usedActions: ReadonlySet<RouteAction>): string[] {
   for (const action of usedActions) {
     if ("cluster" in action) used.add(action.cluster);
     else for (const c of action.weighted_clusters.clusters) used.add(c.name);
+    for (const m of action.request_mirror_policies ?? []) used.add(m.cluster);
   }
   return [...used].sort();
 }

@@ -8,6 +8,7 @@ import type { RouteRule } from "../api/types.js";
 import { BackendClusters } from "./backend-clusters.js";
 import type { RouteAction } from "../envoy/envoy-resources.js";
 import { protoDuration } from "../envoy/proto-duration.js";
+import { effectiveTimeout } from "./rule-filters.js";
 import type { ServiceEndpoints } from "../routing/service-endpoints.js";
 
 /** A step in the trie of weighted actions: by the next cluster's name, then its weight. */
@@ -42,7 +43,8 @@ export class RouteActions {
    * port does not exist.
    */
   actionOf(namespace: string, rule: RouteRule): RouteAction | undefined {
-    const timeout = rule.timeout === undefined ? undefined : this.timeoutOf(rule.timeout);
+    const text = effectiveTimeout(rule);
+    const timeout = text === undefined ? undefined : this.timeoutOf(text);
     const only = rule.backends.length === 1 ? rule.backends[0] : undefined;
     if (only !== undefined && (only.weight ?? 1) > 0) {
       const name = this.clusters.clusterOf(namespace, only.name, only.port);
@@ -72,6 +74,11 @@ export class RouteActions {
       count++;
     }
     return count === 1 ? this.singleAction(names[0] as string, timeout) : this.weightedAction(count, timeout);
+  }
+
+  /** `namespace/service:port`, or undefined when the Service or that port of it does not exist. */
+  clusterOf(namespace: string, service: string, port: number): string | undefined {
+    return this.clusters.clusterOf(namespace, service, port);
   }
 
   private timeoutOf(text: string): string | undefined {

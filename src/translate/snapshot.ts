@@ -20,6 +20,7 @@ import { NO_SECRETS, type TlsSecrets } from "./tls-secrets.js";
 
 // The stage's callers (the reconcile, the sinks) name the model's types through here.
 export { type EndpointsByService, type RejectReason, type RouteOutcome } from "./model.js";
+export { describeGrpcUnapplied, type GrpcUnapplied } from "./grpc-unapplied.js";
 export { NO_SECRETS, type TlsOutcome, type TlsSecret, type TlsSecrets } from "./tls-secrets.js";
 
 export interface Snapshot {

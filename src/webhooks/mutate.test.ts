@@ -64,6 +64,48 @@ describe("mutateRoute", () => {
     );
   });
 
+  it("sets Gateway API's defaults of the newer fields as the CRD does: Exact header and query matches, a 302 redirect", () => {
+    const spec = {
+      rules: [
+        {
+          matches: [
+            {
+              path: { type: "RegularExpression", value: "/v[0-9]+" },
+              headers: [
+                { name: "x-a", value: "1" },
+                { type: "RegularExpression", name: "x-b", value: "b+" },
+              ],
+              queryParams: [{ name: "q", value: "1" }],
+            },
+          ],
+          backends: [],
+          filters: [
+            { type: "RequestRedirect", requestRedirect: { scheme: "https" } },
+            { type: "RequestHeaderModifier", requestHeaderModifier: { remove: ["x-c"] } },
+          ],
+        },
+      ],
+    };
+    const out = mutateRoute(v2({}, spec), "CREATE") as { spec: typeof spec };
+    expect(out.spec.rules[0]).toEqual({
+      matches: [
+        {
+          path: { type: "RegularExpression", value: "/v[0-9]+" },
+          headers: [
+            { name: "x-a", value: "1", type: "Exact" },
+            { type: "RegularExpression", name: "x-b", value: "b+" },
+          ],
+          queryParams: [{ name: "q", value: "1", type: "Exact" }],
+        },
+      ],
+      backends: [],
+      filters: [
+        { type: "RequestRedirect", requestRedirect: { scheme: "https", statusCode: 302 } },
+        { type: "RequestHeaderModifier", requestHeaderModifier: { remove: ["x-c"] } },
+      ],
+    });
+  });
+
   it("adds the finalizer after the others on UPDATE when it is missing", () => {
     const out = mutateRoute(v1({ finalizers: ["other.io/x"] }), "UPDATE") as {
       metadata: { finalizers: string[] };

@@ -34,9 +34,32 @@ function withBackendDefaults(backend: unknown): unknown {
   return { ...backend, weight: 1 };
 }
 
+/** Gateway API's default for a header or query parameter match: Exact. */
+function withValueMatchDefaults(item: unknown): unknown {
+  if (!isRecord(item) || item.type !== undefined) return item;
+  return { ...item, type: "Exact" };
+}
+
 function withMatchDefaults(match: unknown): unknown {
-  if (!isRecord(match) || !isRecord(match.path) || match.path.type !== undefined) return match;
-  return { ...match, path: { ...match.path, type: "PathPrefix" } };
+  if (!isRecord(match)) return match;
+  let out: Json = match;
+  if (isRecord(match.path) && match.path.type === undefined)
+    out = { ...out, path: { ...match.path, type: "PathPrefix" } };
+  if (Array.isArray(match.headers)) out = { ...out, headers: match.headers.map(withValueMatchDefaults) };
+  if (Array.isArray(match.queryParams))
+    out = { ...out, queryParams: match.queryParams.map(withValueMatchDefaults) };
+  return out;
+}
+
+/** Gateway API's default redirect status: 302. */
+function withFilterDefaults(filter: unknown): unknown {
+  if (
+    !isRecord(filter) ||
+    !isRecord(filter.requestRedirect) ||
+    filter.requestRedirect.statusCode !== undefined
+  )
+    return filter;
+  return { ...filter, requestRedirect: { ...filter.requestRedirect, statusCode: 302 } };
 }
 
 function withRuleDefaults(rule: unknown): unknown {
@@ -44,6 +67,7 @@ function withRuleDefaults(rule: unknown): unknown {
   const out: Json = { ...rule };
   if (Array.isArray(rule.matches)) out.matches = rule.matches.map(withMatchDefaults);
   if (Array.isArray(rule.backends)) out.backends = rule.backends.map(withBackendDefaults);
+  if (Array.isArray(rule.filters)) out.filters = rule.filters.map(withFilterDefaults);
   return out;
 }
 

@@ -227,10 +227,10 @@ const invalid: [string, unknown, "v1" | "v2", string[]][] = [
   ],
   [
     "path type",
-    v2({ rules: [rule({ matches: [{ path: { type: "RegularExpression", value: "/a" } }] })] }),
+    v2({ rules: [rule({ matches: [{ path: { type: "Regex", value: "/a" } }] })] }),
     "v2",
     [
-      'spec.rules[0].matches[0].path.type: Unsupported value: "RegularExpression": supported values: "PathPrefix", "Exact"',
+      'spec.rules[0].matches[0].path.type: Unsupported value: "Regex": supported values: "PathPrefix", "Exact", "RegularExpression"',
     ],
   ],
   // ports

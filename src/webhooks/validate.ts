@@ -2,14 +2,13 @@
 // src/api/schema.ts (the CRD's own, compiled once by ajv) and the rules a
 // schema cannot say. Pure: an object in, every field error out.
 
-import { parseGatewayDuration } from "../api/duration.js";
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import addFormatsPlugin from "ajv-formats";
 import { fieldError, FieldPath, pointerToPath, type FieldError } from "../api/field-error.js";
 import {
   DNS1035_LABEL_PATTERN,
+  FILTER_MESSAGES,
   HEADER_NAME_PATTERN,
-  LIMITS,
   specSchemas,
   type Schema,
 } from "../api/schema.js";
@@ -18,8 +17,12 @@ import { describeMatch, matchKey } from "../routing/match-keys.js";
 import { isRecord } from "../api/is-record.js";
 import { hostnameProblems } from "./hostname-problems.js";
 import { tlsErrors } from "./tls-rules.js";
+import { pathProblems } from "./path-problems.js";
+import { filterErrors } from "./filter-rules.js";
+import { matchValueErrors, pathValueProblems } from "./match-rules.js";
+import { timeoutErrors } from "./timeout-rules.js";
 
-export { hostnameProblems };
+export { hostnameProblems, pathProblems };
 
 // ajv-formats is CommonJS: under NodeNext its default import is the module
 // object, whose `default` is the plugin.
@@ -49,7 +52,7 @@ const specValidators = compileSpecValidators();
 // than a regular expression: ajv's pattern and length errors there are dropped
 // so that one problem gives one message.
 const CUSTOM_STRING_FIELD =
-  /^spec\.(host|pathPrefix|hostnames\[\d+\]|tls\.(secretName|hostnames\[\d+\])|rules\[\d+\]\.(timeout|matches\[\d+\]\.path\.value))$/;
+  /^spec\.(host|pathPrefix|hostnames\[\d+\]|tls\.(secretName|hostnames\[\d+\])|rules\[\d+\]\.(timeout|timeouts\.(request|backendRequest)|retry\.backoff|matches\[\d+\]\.path\.value|filters\[\d+\]\.((requestRedirect|urlRewrite)\.path\.(replaceFullPath|replacePrefixMatch)|(request|response)HeaderModifier\.((set|add)\[\d+\]\.name|remove\[\d+\]))))$/;
 
 const PATTERN_MESSAGES: Record<string, string> = {
   [DNS1035_LABEL_PATTERN]:
@@ -128,33 +131,6 @@ function fromAjv(e: ErrorObject): FieldError | undefined {
   }
 }
 
-/** Why a path cannot be matched safely; empty when it can. */
-export function pathProblems(path: string): string[] {
-  const problems: string[] = [];
-  if (!path.startsWith("/")) problems.push("must start with '/'");
-  if (path.length > LIMITS.pathLength) problems.push(`must be no more than ${LIMITS.pathLength} characters`);
-  for (const bad of ["//", "/./", "/../"]) {
-    if (path.includes(bad)) problems.push(`must not contain '${bad}'`);
-  }
-  if (path.endsWith("/..") || path === "..") problems.push("must not end with '/..'");
-  else if (path.endsWith("/.") || path === ".") problems.push("must not end with '/.'");
-  if (/%2f/i.test(path)) problems.push("must not contain an encoded slash ('%2F')");
-  if (path.includes("#")) problems.push("must not contain '#'");
-  if (path.includes("?")) problems.push("must not contain '?'");
-  // eslint-disable-next-line no-control-regex
-  if (/[\s\u0000-\u001f\u007f]/.test(path))
-    problems.push("must not contain whitespace or control characters");
-  return problems;
-}
-
-const MAX_TIMEOUT_MS = LIMITS.maxTimeoutSeconds * 1000;
-
-function timeoutProblems(text: string): string[] {
-  const ms = parseGatewayDuration(text);
-  if (ms === undefined) return ["must be a duration such as 15s, 1m30s or 500ms (units h, m, s, ms)"];
-  return ms > MAX_TIMEOUT_MS ? ["must be at most 1h"] : [];
-}
-
 function arrayAt(v: unknown): unknown[] {
   return Array.isArray(v) ? v : [];
 }
@@ -199,8 +175,13 @@ function checkV2(spec: Record<string, unknown>, at: FieldPath): FieldError[] {
     arrayAt(rule.matches).forEach((match, m) => {
       if (!isRecord(match)) return;
       const mp = rp.child("matches").index(m);
-      if (isRecord(match.path))
-        stringCheck(out, mp.child("path").child("value"), match.path.value, pathProblems);
+      if (isRecord(match.path)) {
+        const type = match.path.type;
+        stringCheck(out, mp.child("path").child("value"), match.path.value, (v) =>
+          pathValueProblems(type, v),
+        );
+      }
+      out.push(...matchValueErrors(match, mp));
       const names = new Map<string, number>();
       arrayAt(match.headers).forEach((h, k) => {
         if (!isRecord(h) || typeof h.name !== "string") return;
@@ -241,8 +222,16 @@ function checkV2(spec: Record<string, unknown>, at: FieldPath): FieldError[] {
         ),
       );
     }
-    stringCheck(out, rp.child("timeout"), rule.timeout, timeoutProblems);
+    out.push(...filterErrors(rule, rp));
+    out.push(...timeoutErrors(rule, rp));
   });
+  // v1 shows a route as one Service; each rule without one says so itself.
+  const rules = arrayAt(spec.rules);
+  if (
+    rules.length > 0 &&
+    rules.every((r) => isRecord(r) && Array.isArray(r.backends) && r.backends.length === 0)
+  )
+    out.push(fieldError(at.child("rules"), "Required value", FILTER_MESSAGES.noRuleWithBackends));
   out.push(...tlsErrors(spec, at));
   return out;
 }

@@ -27,6 +27,10 @@ export const v2 = (name: string, spec: Spec = {}) => ({
 // by: which layer refuses it. The CRD schema runs first (after /mutate), and
 // /validate only sees what the schema let through; both answers must name the
 // field and the reason.
+const redirect = { type: "RequestRedirect", requestRedirect: { scheme: "https" } };
+const other = rule({ matches: [{ path: { value: "/other" } }] });
+const modifier = (mod: Spec) => ({ type: "RequestHeaderModifier", requestHeaderModifier: mod });
+
 export const invalid: { name: string; obj: unknown; by: "webhook" | "schema"; expect: string[] }[] = [
   // v1, through v1
   { name: "v1-port", obj: v1("v1-port", { port: 70000 }), by: "schema", expect: ["spec.port", "65535"] },
@@ -251,4 +255,259 @@ export const invalid: { name: string; obj: unknown; by: "webhook" | "schema"; ex
       'spec.rules[0].timeout: Invalid value: "90m": must be at most 1h',
     ],
   },
+  // Filters, timeouts, retry and richer matches: the CRD's own rules (CEL,
+  // enums, bounds) refuse what the schema can say, so a dry run refuses it
+  // without the webhook; /validate refuses the rest (RE2, Envoy's header rules).
+  ...filterCases(),
 ];
+
+function filterCases(): { name: string; obj: unknown; by: "webhook" | "schema"; expect: string[] }[] {
+  const c = (name: string, by: "webhook" | "schema", rules: unknown[], expect: string[]) => ({
+    name,
+    obj: v2(name, { rules }),
+    by,
+    expect,
+  });
+  return [
+    c(
+      "v2-filter-two-redirects",
+      "schema",
+      [rule({ backends: [], filters: [redirect, redirect] }), other],
+      [
+        "spec.rules[0].filters: Invalid value: RequestHeaderModifier, ResponseHeaderModifier, RequestRedirect and URLRewrite may each appear once in a rule",
+      ],
+    ),
+    c(
+      "v2-filter-redirect-backends",
+      "schema",
+      [rule({ filters: [redirect] }), other],
+      [
+        "spec.rules[0].backends: Forbidden: must be empty in a rule with a RequestRedirect filter: the redirect answers every request itself",
+      ],
+    ),
+    c(
+      "v2-filter-rewrite-redirect",
+      "schema",
+      [
+        rule({
+          backends: [],
+          filters: [redirect, { type: "URLRewrite", urlRewrite: { hostname: "a.example.com" } }],
+        }),
+        other,
+      ],
+      [
+        "spec.rules[0].filters: Forbidden: a RequestRedirect and a URLRewrite cannot be in the same rule: a redirected request is not forwarded, so nothing is rewritten",
+      ],
+    ),
+    c(
+      "v2-filter-no-backends",
+      "schema",
+      [rule({ backends: [] }), other],
+      [
+        "spec.rules[0].backends: Required value: a rule needs at least one backend, unless a RequestRedirect filter answers its requests",
+      ],
+    ),
+    c(
+      "v2-filter-only-redirect",
+      "schema",
+      [rule({ backends: [], filters: [redirect] })],
+      [
+        "spec.rules: Required value: at least one rule needs a backend: a route that only redirects cannot be shown in v1, which names one Service",
+      ],
+    ),
+    c(
+      "v2-filter-pseudo-header",
+      "schema",
+      [rule({ filters: [modifier({ set: [{ name: ":authority", value: "a" }] })] })],
+      [
+        "spec.rules[0].filters[0].requestHeaderModifier.set[0].name: Invalid value: \":authority\": spec.rules[0].filters[0].requestHeaderModifier.set[0].name in body should match '^[A-Za-z0-9!#$%&'*+\\-.^_`|~]+$'",
+        "spec.rules[0].filters[0].requestHeaderModifier.set[0].name: Forbidden: Envoy refuses to modify pseudo-headers (':'-prefixed names): a URLRewrite changes the path and host",
+      ],
+    ),
+    c(
+      "v2-filter-host-header",
+      "schema",
+      [rule({ filters: [modifier({ remove: ["Host"] })] })],
+      [
+        "spec.rules[0].filters[0].requestHeaderModifier.remove[0]: Forbidden: Envoy refuses to modify host with a header filter: a URLRewrite's hostname changes it",
+      ],
+    ),
+    c(
+      "v2-filter-status-code",
+      "schema",
+      [
+        rule({ backends: [], filters: [{ type: "RequestRedirect", requestRedirect: { statusCode: 304 } }] }),
+        other,
+      ],
+      [
+        'spec.rules[0].filters[0].requestRedirect.statusCode: Unsupported value: 304: supported values: "301", "302", "303", "307", "308"',
+      ],
+    ),
+    c(
+      "v2-filter-type-field",
+      "schema",
+      [rule({ filters: [{ type: "URLRewrite", requestHeaderModifier: {} }] })],
+      [
+        "spec.rules[0].filters[0]: Invalid value: must set the one field its type names (requestHeaderModifier, responseHeaderModifier, requestRedirect, urlRewrite or requestMirror), and no other",
+      ],
+    ),
+    c(
+      "v2-filter-prefix-exact",
+      "schema",
+      [
+        rule({
+          matches: [{ path: { type: "Exact", value: "/a" } }],
+          filters: [
+            {
+              type: "URLRewrite",
+              urlRewrite: { path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/b" } },
+            },
+          ],
+        }),
+      ],
+      [
+        "spec.rules[0].filters: Invalid value: ReplacePrefixMatch needs every match of the rule to be a PathPrefix: it replaces the prefix the request matched",
+      ],
+    ),
+    c(
+      "v2-timeouts-backend-over-request",
+      "schema",
+      [rule({ timeouts: { request: "1s", backendRequest: "2s" } })],
+      ["spec.rules[0].timeouts.backendRequest: Invalid value: must not be longer than timeouts.request"],
+    ),
+    c(
+      "v2-timeouts-backend-over-timeout",
+      "schema",
+      [rule({ timeout: "1s", timeouts: { backendRequest: "1500ms" } })],
+      ["spec.rules[0].timeouts.backendRequest: Invalid value: must not be longer than the rule's timeout"],
+    ),
+    c(
+      "v2-timeouts-disagree",
+      "schema",
+      [rule({ timeout: "1s", timeouts: { request: "2s" } })],
+      [
+        "spec.rules[0].timeouts.request: Invalid value: must be the same as the rule's timeout when both are set: they are the same timeout",
+      ],
+    ),
+    c(
+      "v2-retry-attempts",
+      "schema",
+      [rule({ retry: { attempts: 11 } })],
+      [
+        "spec.rules[0].retry.attempts: Invalid value: 11: spec.rules[0].retry.attempts in body should be less than or equal to 10",
+      ],
+    ),
+    c(
+      "v2-retry-code",
+      "schema",
+      [rule({ retry: { codes: [404] } })],
+      [
+        "spec.rules[0].retry.codes[0]: Invalid value: 404: spec.rules[0].retry.codes[0] in body should be greater than or equal to 500",
+      ],
+    ),
+    c(
+      "v2-retry-code-twice",
+      "schema",
+      [rule({ retry: { codes: [503, 503] } })],
+      ["spec.rules[0].retry.codes[1]: Duplicate value: 503"],
+    ),
+    c(
+      "v2-regex-path-syntax",
+      "webhook",
+      [rule({ matches: [{ path: { type: "RegularExpression", value: "/a(" } }] })],
+      [
+        'error when creating "STDIN": admission webhook "validate.edgeroutes.net.10xdev.io" denied the request: EdgeRoute.net.10xdev.io "v2-regex-path-syntax" is invalid: spec.rules[0].matches[0].path.value: Invalid value: "/a(": must be a regular expression in RE2 syntax: missing closing ): `/a(`',
+      ],
+    ),
+    c(
+      "v2-regex-path-size",
+      "webhook",
+      [rule({ matches: [{ path: { type: "RegularExpression", value: "/a{1000}" } }] })],
+      [
+        'error when creating "STDIN": admission webhook "validate.edgeroutes.net.10xdev.io" denied the request: EdgeRoute.net.10xdev.io "v2-regex-path-size" is invalid: spec.rules[0].matches[0].path.value: Invalid value: "/a{1000}": its RE2 program size is 1003, more than Envoy\'s limit of 100: simplify it (fewer or smaller repetitions)',
+      ],
+    ),
+    c(
+      "v2-regex-header-lookahead",
+      "webhook",
+      [
+        rule({
+          matches: [
+            { path: { value: "/" }, headers: [{ type: "RegularExpression", name: "x", value: "(?=a)" }] },
+          ],
+        }),
+      ],
+      [
+        'error when creating "STDIN": admission webhook "validate.edgeroutes.net.10xdev.io" denied the request: EdgeRoute.net.10xdev.io "v2-regex-header-lookahead" is invalid: spec.rules[0].matches[0].headers[0].value: Invalid value: "(?=a)": must be a regular expression in RE2 syntax: invalid or unsupported Perl syntax: `(?=`',
+      ],
+    ),
+    c(
+      "v2-regex-query-backref",
+      "webhook",
+      [
+        rule({
+          matches: [
+            {
+              path: { value: "/" },
+              queryParams: [{ type: "RegularExpression", name: "q", value: "(a)\\1" }],
+            },
+          ],
+        }),
+      ],
+      [
+        'error when creating "STDIN": admission webhook "validate.edgeroutes.net.10xdev.io" denied the request: EdgeRoute.net.10xdev.io "v2-regex-query-backref" is invalid: spec.rules[0].matches[0].queryParams[0].value: Invalid value: "(a)\\\\1": must be a regular expression in RE2 syntax: invalid escape sequence: `\\1`',
+      ],
+    ),
+    c(
+      "v2-header-set-and-removed",
+      "webhook",
+      [rule({ filters: [modifier({ set: [{ name: "X-A", value: "1" }], remove: ["x-a"] })] })],
+      [
+        'error when creating "STDIN": admission webhook "validate.edgeroutes.net.10xdev.io" denied the request: EdgeRoute.net.10xdev.io "v2-header-set-and-removed" is invalid: spec.rules[0].filters[0].requestHeaderModifier.remove[0]: Duplicate value: "x-a": header names are case-insensitive; spec.rules[0].filters[0].requestHeaderModifier.set[0].name names it already (a header is set, added or removed once)',
+      ],
+    ),
+    c(
+      "v2-header-set-twice",
+      "webhook",
+      [
+        rule({
+          filters: [
+            modifier({
+              set: [
+                { name: "x-b", value: "1" },
+                { name: "X-B", value: "2" },
+              ],
+            }),
+          ],
+        }),
+      ],
+      [
+        'error when creating "STDIN": admission webhook "validate.edgeroutes.net.10xdev.io" denied the request: EdgeRoute.net.10xdev.io "v2-header-set-twice" is invalid: spec.rules[0].filters[0].requestHeaderModifier.set[1].name: Duplicate value: "X-B": header names are case-insensitive; spec.rules[0].filters[0].requestHeaderModifier.set[0].name names it already (a header is set, added or removed once)',
+      ],
+    ),
+    c(
+      "v2-header-value-crlf",
+      "webhook",
+      [rule({ filters: [modifier({ add: [{ name: "x-a", value: "a\r\nb" }] })] })],
+      [
+        'error when creating "STDIN": admission webhook "validate.edgeroutes.net.10xdev.io" denied the request: EdgeRoute.net.10xdev.io "v2-header-value-crlf" is invalid: spec.rules[0].filters[0].requestHeaderModifier.add[0].value: Invalid value: "a\\r\\nb": must not contain CR, LF or NUL (Envoy refuses them)',
+      ],
+    ),
+    c(
+      "v2-retry-backoff-zero",
+      "webhook",
+      [rule({ retry: { backoff: "0s" } })],
+      [
+        'error when creating "STDIN": admission webhook "validate.edgeroutes.net.10xdev.io" denied the request: EdgeRoute.net.10xdev.io "v2-retry-backoff-zero" is invalid: spec.rules[0].retry.backoff: Invalid value: "0s": must be more than 0s: Envoy needs a base interval between attempts',
+      ],
+    ),
+    c(
+      "v2-timeouts-over-an-hour",
+      "webhook",
+      [rule({ timeouts: { request: "2h" } })],
+      [
+        'error when creating "STDIN": admission webhook "validate.edgeroutes.net.10xdev.io" denied the request: EdgeRoute.net.10xdev.io "v2-timeouts-over-an-hour" is invalid: spec.rules[0].timeouts.request: Invalid value: "2h": must be at most 1h',
+      ],
+    ),
+  ];
+}

@@ -5,6 +5,7 @@
 
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify as toYaml } from "yaml";
+
 import { buildCrd } from "../../src/api/crd.js";
 import { FINALIZER, GROUP, PLURAL } from "../../src/api/types.js";
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../harness/registration.js";
@@ -193,6 +194,124 @@ describe("kubectl apply of a valid route", () => {
       `Warning: conflicts with older EdgeRoute ${NS}/owner on conflict.example.com PathPrefix /api; that route wins`,
     );
     expect((await stored("late", "v1")).metadata.finalizers).toEqual([FINALIZER]);
+  });
+});
+
+describe("filters, timeouts, retry and richer matches", () => {
+  const everything = v2("every-field", {
+    rules: [
+      rule({
+        matches: [
+          {
+            path: { type: "PathPrefix", value: "/api" },
+            headers: [
+              { name: "x-canary", value: "1" },
+              { type: "RegularExpression", name: "x-v", value: "v[12]" },
+            ],
+            queryParams: [{ name: "debug", value: "1" }],
+            method: "GET",
+          },
+        ],
+        filters: [
+          {
+            type: "RequestHeaderModifier",
+            requestHeaderModifier: { set: [{ name: "x-env", value: "prod" }], remove: ["x-debug"] },
+          },
+          {
+            type: "ResponseHeaderModifier",
+            responseHeaderModifier: { add: [{ name: "x-served-by", value: "edge" }] },
+          },
+          {
+            type: "URLRewrite",
+            urlRewrite: {
+              hostname: "internal.example.com",
+              path: { type: "ReplacePrefixMatch", replacePrefixMatch: "/v2" },
+            },
+          },
+          { type: "RequestMirror", requestMirror: { backend: { name: "shadow", port: 80 }, percent: 10 } },
+        ],
+        timeout: "10s",
+        timeouts: { request: "10s", backendRequest: "2s" },
+        retry: { attempts: 3, codes: [503], conditions: ["ConnectFailure", "Unavailable"], backoff: "50ms" },
+      }),
+      rule({
+        matches: [{ path: { type: "RegularExpression", value: "/old/.*" } }],
+        backends: [],
+        filters: [
+          { type: "RequestRedirect", requestRedirect: { scheme: "https", hostname: "new.example.com" } },
+        ],
+      }),
+    ],
+  });
+
+  it("stores a route that uses every new field, with Gateway API's defaults (Exact, 302) as /mutate and the CRD apply them", async () => {
+    const r = await apply(everything);
+    expect(r.code, explain(r)).toBe(0);
+    const got = (await stored("every-field")).spec as { rules: Record<string, unknown>[] };
+    const [first, second] = got.rules as [Record<string, unknown>, Record<string, unknown>];
+    expect(first.matches).toEqual([
+      {
+        path: { type: "PathPrefix", value: "/api" },
+        headers: [
+          { type: "Exact", name: "x-canary", value: "1" },
+          { type: "RegularExpression", name: "x-v", value: "v[12]" },
+        ],
+        queryParams: [{ type: "Exact", name: "debug", value: "1" }],
+        method: "GET",
+      },
+    ]);
+    expect(first.filters).toEqual((everything.spec.rules[0] as unknown as { filters: unknown }).filters);
+    expect(second.filters).toEqual([
+      {
+        type: "RequestRedirect",
+        requestRedirect: { scheme: "https", hostname: "new.example.com", statusCode: 302 },
+      },
+    ]);
+    expect(second.backends).toEqual([]);
+    expect(first.retry).toEqual({
+      attempts: 3,
+      codes: [503],
+      conditions: ["ConnectFailure", "Unavailable"],
+      backoff: "50ms",
+    });
+    // v1 shows the rule with a backend, and carries the whole spec.
+    const asV1 = JSON.parse((await getRoute("every-field", "v1")).stdout) as {
+      spec: Spec;
+      metadata: { annotations?: Record<string, string> };
+    };
+    expect(asV1.spec).toMatchObject({
+      pathPrefix: "/api",
+      service: "checkout",
+      port: 8080,
+      timeoutSeconds: 10,
+    });
+    expect(JSON.parse(asV1.metadata.annotations?.[`${GROUP}/v2-spec`] ?? "{}")).toEqual(got);
+  });
+
+  it("a dry run of a refused combination is answered by the CRD's CEL rules alone, every error at once", async () => {
+    const obj = v2("cel-only", {
+      rules: [
+        rule({
+          filters: [
+            { type: "RequestRedirect", requestRedirect: {} },
+            { type: "URLRewrite", urlRewrite: { hostname: "a.example.com" } },
+          ],
+          timeouts: { request: "1s", backendRequest: "2s" },
+        }),
+      ],
+    });
+    const r = await apply(obj, ["--dry-run=server"]);
+    expect(r.code, explain(r)).toBe(1);
+    expect(r.stderr).not.toContain("denied the request");
+    expect(r.stderr.trim()).toBe(
+      [
+        'The EdgeRoute "cel-only" is invalid: ',
+        "* spec.rules[0].backends: Forbidden: must be empty in a rule with a RequestRedirect filter: the redirect answers every request itself",
+        "* spec.rules[0].filters: Forbidden: a RequestRedirect and a URLRewrite cannot be in the same rule: a redirected request is not forwarded, so nothing is rewritten",
+        "* spec.rules[0].timeouts.backendRequest: Invalid value: must not be longer than timeouts.request",
+      ].join("\n"),
+    );
+    await expectAbsent("cel-only");
   });
 });
 

@@ -129,7 +129,8 @@ describe("EdgeRoute v1 and v2 served side by side", () => {
     expect(a2.metadata.labels).toStrictEqual({ app: "shop" });
 
     const b2 = await getAs("v2", "made-in-v2");
-    expect(b2.spec).toStrictEqual(twoRules);
+    // Stored as the CRD defaults it: the header match's type is Exact (Gateway API's default).
+    expect(b2.spec).toStrictEqual(withV2Defaults(twoRules));
     expect(b2.metadata.annotations?.[V2_SPEC_ANNOTATION]).toBeUndefined();
     const b1 = await getAs("v1", "made-in-v2");
     expect(b1.spec).toStrictEqual({
@@ -139,7 +140,9 @@ describe("EdgeRoute v1 and v2 served side by side", () => {
       port: 8080,
       timeoutSeconds: 2,
     });
-    expect(JSON.parse(b1.metadata.annotations?.[V2_SPEC_ANNOTATION] ?? "null")).toStrictEqual(twoRules);
+    expect(JSON.parse(b1.metadata.annotations?.[V2_SPEC_ANNOTATION] ?? "null")).toStrictEqual(
+      withV2Defaults(twoRules),
+    );
   });
 
   it("a v2 object with two rules and weights, patched through v1, keeps the second rule and the weights", async () => {
@@ -170,17 +173,18 @@ describe("EdgeRoute v1 and v2 served side by side", () => {
     const v1 = await getAs("v1", name);
     expect(v1.spec).toMatchObject({ port: 9090, service: "checkout" });
     const v2 = await getAs("v2", name);
+    const stored = withV2Defaults(twoRules);
     expect(v2.spec).toStrictEqual({
-      ...twoRules,
+      ...stored,
       rules: [
         {
-          ...twoRules.rules[0],
+          ...stored.rules[0],
           backends: [
             { name: "checkout", port: 9090, weight: 90 },
             { name: "checkout-canary", port: 8080, weight: 10 },
           ],
         },
-        twoRules.rules[1],
+        stored.rules[1],
       ],
     });
     expect(v2.metadata.annotations?.[V2_SPEC_ANNOTATION]).toBeUndefined();

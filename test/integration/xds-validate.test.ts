@@ -17,7 +17,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { goldenCases, XDS_GOLDEN_DIR } from "../golden/xds-cases.js";
 import type { Received } from "../golden/xds-received.js";
-import { adsSnapshot } from "../xds/fixtures.js";
+import fc from "fast-check";
+import type { EdgeRouteV2 } from "../../src/api/types.js";
+import { validateRoute } from "../../src/webhooks/validate.js";
+import { policyRule, SERVICES } from "../fixtures/filter-arbitraries.js";
+import { adsSnapshot, endpoints, NS, PORT } from "../xds/fixtures.js";
 import { validateResources, type ResourceToValidate } from "../harness/xds-go.js";
 import { goClientSnapshot } from "./xds-go-routes.js";
 
@@ -85,6 +89,42 @@ describe("served resources against Envoy's validation rules (xds-go validate)", 
   it("200 synthetic routes (canaries, header matches, timeouts)", async () => {
     const { routes, endpoints } = syntheticInput(200, 10, 10);
     await expectAllValid(adsSnapshot(routes, endpoints));
+  });
+
+  it("300 generated routes with filters, policies and richer matches that admission accepts, in one snapshot", async () => {
+    const rules = fc.sample(fc.array(policyRule, { minLength: 1, maxLength: 4 }), { numRuns: 300, seed: 26 });
+    const routes = rules
+      .map((rs, i): EdgeRouteV2 => ({
+        apiVersion: "net.10xdev.io/v2",
+        kind: "EdgeRoute",
+        metadata: { namespace: NS, name: `r${i}`, creationTimestamp: "2026-01-01T00:00:00Z" },
+        spec: {
+          hostnames: [`h${i % 7}.example.com`],
+          rules: rs.map((r) => ({
+            ...r,
+            backends: r.backends.map((b) => ({ ...b, port: PORT })),
+            filters: r.filters?.map((f) =>
+              f.type === "RequestMirror"
+                ? {
+                    ...f,
+                    requestMirror: {
+                      ...f.requestMirror,
+                      backend: { ...f.requestMirror.backend, port: PORT },
+                    },
+                  }
+                : f,
+            ),
+          })),
+        },
+      }))
+      .filter((r) => validateRoute(r, "v2").length === 0);
+    expect(routes.length).toBeGreaterThan(20);
+    const snapshot = adsSnapshot(
+      routes,
+      endpoints(Object.fromEntries(SERVICES.map((s, i) => [s, [50100 + i]]))),
+    );
+    expect(snapshot.outcomes.filter((o) => !o.accepted)).toEqual([]);
+    await expectAllValid(snapshot);
   });
 
   it("fails what breaks a rule, and names the field (and the Any it is in)", async () => {

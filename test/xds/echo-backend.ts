@@ -31,6 +31,8 @@ export interface EchoBackend {
 export interface EchoBackendOptions {
   /** Answer each call this long after it came (for a client's timeouts); default at once. */
   readonly delayMs?: number;
+  /** Fail this many first calls with this code (for a client's retries); default none. */
+  readonly failFirst?: { readonly calls: number; readonly code: grpc.status };
 }
 
 export async function startEchoBackend(name: string, opts: EchoBackendOptions = {}): Promise<EchoBackend> {
@@ -39,6 +41,10 @@ export async function startEchoBackend(name: string, opts: EchoBackendOptions = 
   const answer = (callback: grpc.sendUnaryData<Buffer>): void => callback(null, Buffer.from(name));
   const reply: grpc.handleUnaryCall<Buffer, Buffer> = (_call, callback) => {
     calls++;
+    if (opts.failFirst !== undefined && calls <= opts.failFirst.calls) {
+      callback({ code: opts.failFirst.code, details: `${name} fails call ${calls}` });
+      return;
+    }
     if (opts.delayMs === undefined) answer(callback);
     else setTimeout(() => answer(callback), opts.delayMs);
   };

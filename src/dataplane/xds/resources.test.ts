@@ -9,13 +9,21 @@ import { goldenCases, goldenSnapshot } from "../../../test/golden/xds-cases.js";
 import { adsSnapshot, edgeRoute, endpoints, PORT } from "../../../test/xds/fixtures.js";
 import { TYPE_URL } from "../../envoy/envoy-resources.js";
 import { decodeResource, encodeResource } from "./proto-codec.js";
-import { domainFor, isApiListenerName } from "../../translate/grpc.js";
+import { domainFor, grpcVirtualHost, isApiListenerName } from "../../translate/grpc.js";
+import type { AdsVirtualHost } from "../../translate/envoy.js";
 import { XdsEncoder } from "./resources.js";
 
 let protos: EnvoyProtos;
 beforeAll(() => {
   protos = EnvoyProtos.load();
 });
+
+/** As proto3 JSON writes it back: a virtual host left no routes has no `routes`. */
+function withoutEmptyRoutes(vh: AdsVirtualHost): unknown {
+  if (vh.routes.length > 0) return vh;
+  const { routes: _, ...rest } = vh;
+  return rest;
+}
 
 describe("served resources against Envoy's protos", () => {
   for (const name of goldenCases()) {
@@ -34,7 +42,7 @@ describe("served resources against Envoy's protos", () => {
   }
 
   for (const name of goldenCases()) {
-    it(`${name}: each host's route configuration is valid and holds the virtual host that host lands on in Envoy's`, () => {
+    it(`${name}: each host's route configuration is valid and holds the virtual host that host lands on in Envoy's, in gRPC's form`, () => {
       const served = new XdsEncoder().encode(goldenSnapshot(name));
       // A TLS host lands on its HTTPS virtual host (`https/HOST`, after `edge`): its real
       // routes, never the plain listener's redirect, which a gRPC client would follow nowhere.
@@ -48,8 +56,13 @@ describe("served resources against Envoy's protos", () => {
         expect(r.name).toBe(`edge/${host}`);
         const json = decodeResource(r.any);
         expect(protos.check(r.any.type_url, json)).toEqual([]);
-        expect(json.virtual_hosts).toEqual([byDomain.get(domainFor(host, byDomain)!)]);
-        expect(JSON.stringify(json)).not.toContain("https_redirect");
+        const decoded = byDomain.get(domainFor(host, byDomain)!) as unknown as AdsVirtualHost;
+        const envoys = { ...decoded, routes: decoded.routes ?? [] };
+        expect(json.virtual_hosts).toEqual([withoutEmptyRoutes(grpcVirtualHost(envoys))]);
+        // No redirect (gRPC NACKs one), no query match, no method but POST, and POST unsaid.
+        expect(JSON.stringify(json)).not.toMatch(/"(https_)?redirect":/);
+        expect(JSON.stringify(json)).not.toContain("query_parameters");
+        expect(JSON.stringify(json)).not.toContain(":method");
         // Asked again: the same resource, not a copy.
         expect(served.hostRoutes(host)).toBe(r);
       }

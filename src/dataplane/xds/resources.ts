@@ -27,11 +27,13 @@ import {
   adsResources,
   NO_ROUTES,
   type AdsRouteConfiguration,
+  type AdsVirtualHost,
   type ResourceJson,
 } from "../../translate/envoy.js";
 import {
   apiListener,
   clustersOfVirtualHost,
+  grpcVirtualHost,
   domainFor,
   hostRoutesName,
   isApiListenerName,
@@ -265,6 +267,8 @@ interface EncodedHost {
   readonly key: string;
   readonly domains: readonly string[];
   bytes: Uint8Array;
+  /** gRPC's form (grpc.ts grpcVirtualHost), only where it differs from Envoy's. */
+  readonly grpcBytes?: Uint8Array;
 }
 
 /**
@@ -288,7 +292,9 @@ export class XdsEncoder {
     return (rc.virtual_hosts ?? []).map((vh) => {
       const key = jsonKey(vh);
       const bytes = this.previousHosts.get(key) ?? this.nextHosts.get(key) ?? encodeMessage(VIRTUAL_HOST, vh);
-      return { key, domains: vh.domains, bytes };
+      const grpc = grpcVirtualHost(vh);
+      if (grpc === vh) return { key, domains: vh.domains, bytes };
+      return { key, domains: vh.domains, bytes, grpcBytes: encodeMessage(VIRTUAL_HOST, grpc) };
     });
   }
 
@@ -333,7 +339,10 @@ export class XdsEncoder {
       const entry: HostRoutes =
         before !== undefined && before.key === vhost.key
           ? before
-          : { key: vhost.key, resource: routeConfigResource(hostRoutesName(hostname), [vhost.bytes]) };
+          : {
+              key: vhost.key,
+              resource: routeConfigResource(hostRoutesName(hostname), [vhost.grpcBytes ?? vhost.bytes]),
+            };
       if (made.size < MAX_HOST_ROUTES) made.set(hostname, entry);
       return entry.resource;
     };
@@ -392,7 +401,8 @@ export class XdsEncoder {
     const routesOfDomain = new Map<string, readonly string[]>();
     for (const c of resources.routeConfigurations)
       for (const vh of c.virtual_hosts ?? []) {
-        const clusters = clustersOfVirtualHost(vh);
+        // What a gRPC client subscribes to: the clusters of the routes its form keeps.
+        const clusters = clustersOfVirtualHost(grpcVirtualHost(vh as AdsVirtualHost));
         const keys = routesOfVirtualHost(vh);
         for (const d of vh.domains) {
           clustersOfDomain.set(d, clusters);
