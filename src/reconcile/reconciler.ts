@@ -432,7 +432,7 @@ export class Reconciler {
         deferred++;
         return;
       }
-      if (this.opts.statusPace && !this.opts.statusPace.tryTake()) {
+      if (this.opts.statusPace && !this.opts.statusPace.tryTake(outcome.key)) {
         paced++;
         return;
       }

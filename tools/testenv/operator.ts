@@ -149,5 +149,8 @@ export function startCli(name: string, args: string[], env: Record<string, strin
   assertBuilt();
   return supervise(name, process.execPath, [CLI, ...args], {
     env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", HOME: emptyHome(), ...env },
+    ...(process.env.EDGE_TEST_LOG_DIR
+      ? { logFile: path.join(process.env.EDGE_TEST_LOG_DIR, `${name}-${process.pid}.log`) }
+      : {}),
   });
 }

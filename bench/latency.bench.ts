@@ -1,0 +1,348 @@
+// A change's way to the data plane, on the real control plane, at each route
+// count: the test control plane, `serve --dataplane xds` and the watcher as
+// processes, and in this process an Envoy-like ADS client that ACKs every
+// response as it arrives and a watch on the routes. Three loads, in order:
+//  - single creates spaced past the max hold-off (each comes after a quiet
+//    spell: the leading edge), each timed from its POST to the watch seeing it
+//    ADDED (the floor), to the client holding it (ACKed at once), and to the
+//    watch seeing it Programmed=True; and from the ACK to Programmed;
+//  - a burst of creates, 16 in flight: route-configuration pushes the client
+//    got and snapshot builds until every one is Programmed, and the time;
+//  - steady churn (creates at a fixed rate): builds per second, and each
+//    change's wait from POST to ACKed and to Programmed.
+//
+// npm run bench:latency [-- --routes 1000,10000 --singles 20 --burst 1000
+//   --churn-rate 50 --churn-seconds 60]
+
+import os from "node:os";
+import { performance } from "node:perf_hooks";
+import { parseArgs } from "node:util";
+import { TYPE_URL } from "../src/envoy/envoy-resources.js";
+import { decodeResource } from "../src/dataplane/xds/proto-codec.js";
+import type { KubeClient } from "../src/kube/client.js";
+import { startControlPlane } from "../tools/testenv/control-plane.js";
+import { httpsJson } from "../tools/testenv/https-json.js";
+import { freePort } from "../tools/testenv/process.js";
+import { startOperatorStack, type OperatorStack } from "../test/harness/operator-stack.js";
+import { adsClient, sotwStream } from "../test/xds/raw-ads-client.js";
+import { fmt, summarize } from "./stats.js";
+
+const { values } = parseArgs({
+  options: {
+    routes: { type: "string", default: "1000,10000" },
+    singles: { type: "string", default: "20" },
+    burst: { type: "string", default: "1000" },
+    "churn-rate": { type: "string", default: "50" },
+    "churn-seconds": { type: "string", default: "60" },
+  },
+});
+const SIZES = values.routes.split(",").map(Number);
+const SINGLES = Number(values.singles);
+const BURST = Number(values.burst);
+const CHURN_RATE = Number(values["churn-rate"]);
+const CHURN_SECONDS = Number(values["churn-seconds"]);
+const NS = "bench";
+const ROUTES = `/apis/net.10xdev.io/v2/namespaces/${NS}/edgeroutes`;
+const WAIT_MS = 180_000;
+/** Past the watcher's max hold-off (1 s): each single comes after a quiet spell. */
+const SINGLE_SPACING_MS = 1500;
+
+function route(name: string, i: number) {
+  return {
+    apiVersion: "net.10xdev.io/v2",
+    kind: "EdgeRoute",
+    metadata: { name, namespace: NS },
+    spec: {
+      hostnames: [`h${i % 10}.example.com`],
+      rules: [
+        {
+          matches: [{ path: { type: "PathPrefix", value: `/${name}` } }],
+          backends: [{ name: "checkout", port: 8080 }],
+        },
+      ],
+    },
+  };
+}
+
+/** What this process saw, by route name: when, from the POST's clock. */
+class Seen {
+  readonly added = new Map<string, number>();
+  readonly programmed = new Map<string, number>();
+  readonly byClient = new Map<string, number>();
+  /** When each route-configuration response reached the client. */
+  readonly pushes: number[] = [];
+  /** Responses of any type the client took. */
+  responses = 0;
+}
+
+interface WatchEvent {
+  type: string;
+  object: {
+    metadata?: { name?: string };
+    status?: { conditions?: { type: string; status: string }[] };
+  };
+}
+
+async function watchRoutes(kube: KubeClient, seen: Seen, signal: AbortSignal): Promise<void> {
+  // The whole bench on one watch: past the client's default call deadline.
+  const res = await kube.stream(ROUTES, { query: { watch: true }, signal, timeoutMs: 3_600_000 });
+  let buf = "";
+  res.setEncoding("utf8");
+  res.on("data", (chunk: string) => {
+    const at = performance.now();
+    buf += chunk;
+    for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+      const ev = JSON.parse(buf.slice(0, nl)) as WatchEvent;
+      buf = buf.slice(nl + 1);
+      const name = ev.object.metadata?.name;
+      if (name === undefined) continue;
+      if (ev.type === "ADDED" && !seen.added.has(name)) seen.added.set(name, at);
+      const ok = ev.object.status?.conditions?.some((c) => c.type === "Programmed" && c.status === "True");
+      if (ok && !seen.programmed.has(name)) seen.programmed.set(name, at);
+    }
+  });
+  res.on("error", () => undefined);
+}
+
+/** An ADS client as Envoy runs one: CDS and LDS wildcards, RDS "edge", EDS for the clusters; ACKs at once. */
+function envoyLike(port: number, seen: Seen): () => void {
+  const client = adsClient(port);
+  const s = sotwStream(client);
+  let clusters: string[] = [];
+  let stop = false;
+  s.send({ node: { id: "bench-envoy" }, type_url: TYPE_URL.cluster });
+  s.send({ type_url: TYPE_URL.listener });
+  s.send({ type_url: TYPE_URL.routeConfiguration, resource_names: ["edge"] });
+  s.call.on("error", (err: Error) => process.stderr.write(`ADS stream error: ${err.message}\n`));
+  s.call.on("end", () => process.stderr.write("ADS stream ended\n"));
+  void (async () => {
+    while (!stop) {
+      const r = await s.next(600_000).catch((err: unknown) => {
+        process.stderr.write(`ADS client stopped: ${String(err)}\n`);
+        return undefined;
+      });
+      if (r === undefined) return;
+      seen.responses++;
+      const m = r.message;
+      const at = performance.now();
+      if (m.type_url === TYPE_URL.cluster) {
+        clusters = m.resources.map((x) => decodeResource(x).name as string);
+        s.send({ type_url: m.type_url, response_nonce: m.nonce });
+        s.send({ type_url: TYPE_URL.clusterLoadAssignment, resource_names: clusters });
+        continue;
+      }
+      const names =
+        m.type_url === TYPE_URL.routeConfiguration
+          ? ["edge"]
+          : m.type_url === TYPE_URL.clusterLoadAssignment
+            ? clusters
+            : [];
+      s.send({ type_url: m.type_url, response_nonce: m.nonce, resource_names: names });
+      if (m.type_url !== TYPE_URL.routeConfiguration) continue;
+      seen.pushes.push(at);
+      for (const res of m.resources) {
+        const rc = decodeResource(res) as { virtual_hosts?: { routes?: { name?: string }[] }[] };
+        for (const vh of rc.virtual_hosts ?? [])
+          for (const rt of vh.routes ?? []) {
+            const name = (rt.name ?? "").split("/")[1];
+            if (name !== undefined && !seen.byClient.has(name)) seen.byClient.set(name, at);
+          }
+      }
+    }
+  })();
+  return () => {
+    stop = true;
+    s.end();
+    client.close();
+  };
+}
+
+async function until(what: string, ok: () => boolean, ms = WAIT_MS): Promise<void> {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`${what}: not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+}
+
+async function eachConcurrently(n: number, limit: number, fn: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, n) }, async () => {
+      while (next < n) await fn(next++);
+    }),
+  );
+}
+
+/** The server's snapshot builds so far (its /metrics). */
+async function builds(stack: OperatorStack): Promise<number> {
+  const r = await httpsJson(`${stack.serve.url}/metrics`, stack.serve.caPem, "GET");
+  let sum = 0;
+  for (const line of String(r.body).split("\n"))
+    if (line.startsWith("edge_operator_snapshot_builds_total")) sum += Number(line.split(" ").pop());
+  return sum;
+}
+
+const load = (): string =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+const ms = (n: number): string => fmt(n, 1);
+
+async function runSize(size: number): Promise<void> {
+  const cp = await startControlPlane();
+  const adsPort = await freePort();
+  const watcherMetrics = await freePort();
+  process.stderr.write(`watcher metrics: http://127.0.0.1:${watcherMetrics}/metrics\n`);
+  const stack = await startOperatorStack(cp, {
+    storageVersion: "v2",
+    serveArgs: ["--dataplane", "xds", "--xds-listen", `127.0.0.1:${adsPort}`, "--xds-plaintext"],
+    watchArgs: ["--no-leader-elect", "--resync", "0", "--metrics-listen", `127.0.0.1:${watcherMetrics}`],
+  });
+  const kube = cp.kube();
+  const abort = new AbortController();
+  const seen = new Seen();
+  const stopClient = envoyLike(adsPort, seen);
+  const out = (line: string): boolean => process.stdout.write(`[${size} routes] ${line}\n`);
+  try {
+    await kube.json("POST", "/api/v1/namespaces", { body: { metadata: { name: NS } } });
+    await kube.json("POST", `/api/v1/namespaces/${NS}/services`, {
+      body: { metadata: { name: "checkout" }, spec: { ports: [{ name: "http", port: 8080 }] } },
+    });
+    await watchRoutes(kube, seen, abort.signal);
+    const post = async (name: string, i: number): Promise<number> => {
+      const t0 = performance.now();
+      await kube.json("POST", ROUTES, { body: route(name, i), timeoutMs: WAIT_MS });
+      return t0;
+    };
+
+    // The routes already there.
+    let t = performance.now();
+    await eachConcurrently(size, 16, async (i) => void (await post(`pre-${i}`, i)));
+    let said = performance.now();
+    await until("every route Programmed", () => {
+      if (performance.now() - said > 10_000) {
+        said = performance.now();
+        out(
+          `  ${fmt((said - t) / 1000, 0)} s: ${seen.programmed.size} Programmed, ${seen.byClient.size} held by the client, ${seen.responses} responses`,
+        );
+      }
+      return seen.programmed.size >= size;
+    });
+    out(`created ${size} and all Programmed in ${fmt((performance.now() - t) / 1000, 1)} s; load ${load()}`);
+    await new Promise((r) => setTimeout(r, 3000));
+
+    // Single changes after quiet spells.
+    const floor: number[] = [];
+    const acked: number[] = [];
+    const programmed: number[] = [];
+    const ackToProgrammed: number[] = [];
+    for (let i = 0; i < SINGLES; i++) {
+      const name = `single-${i}`;
+      const t0 = await post(name, i);
+      await until(`${name} Programmed`, () => seen.programmed.has(name) && seen.byClient.has(name)).catch(
+        async (err: unknown) => {
+          const r = await kube.json("GET", `${ROUTES}/${name}`);
+          throw new Error(
+            `${String(err)}; watch ADDED ${seen.added.has(name)}, client ${seen.byClient.has(name)}, Programmed ${seen.programmed.has(name)}; the route: ${JSON.stringify(r)}`,
+          );
+        },
+      );
+      const [w, c, p] = [seen.added, seen.byClient, seen.programmed].map((m) => m.get(name) as number);
+      floor.push((w as number) - t0);
+      acked.push((c as number) - t0);
+      programmed.push((p as number) - t0);
+      ackToProgrammed.push((p as number) - (c as number));
+      await new Promise((r) => setTimeout(r, SINGLE_SPACING_MS));
+    }
+    const [f, a, p, ap] = [floor, acked, programmed, ackToProgrammed].map(summarize);
+    out(`singles (${SINGLES}, ${SINGLE_SPACING_MS} ms apart); load ${load()}`);
+    out(`  applied → watch event (floor): p50 ${ms(f!.p50)} p99 ${ms(f!.p99)} ms`);
+    out(
+      `  applied → ACKed:      p50 ${ms(a!.p50)} p99 ${ms(a!.p99)} ms (floor + ${ms(a!.p50 - f!.p50)} / + ${ms(a!.p99 - f!.p99)})`,
+    );
+    out(
+      `  applied → Programmed: p50 ${ms(p!.p50)} p99 ${ms(p!.p99)} ms (floor + ${ms(p!.p50 - f!.p50)} / + ${ms(p!.p99 - f!.p99)})`,
+    );
+    out(`  ACKed → Programmed:   p50 ${ms(ap!.p50)} p99 ${ms(ap!.p99)} ms`);
+    out(`  applied → ACKed, in order: ${acked.map((x) => fmt(x, 0)).join(" ")}`);
+
+    // A burst of creates.
+    await new Promise((r) => setTimeout(r, 2000));
+    let buildsBefore = await builds(stack);
+    t = performance.now();
+    await eachConcurrently(BURST, 16, async (i) => void (await post(`burst-${i}`, i)));
+    const posted = performance.now() - t;
+    await until("the burst Programmed", () =>
+      Array.from({ length: BURST }, (_, i) => `burst-${i}`).every((n) => seen.programmed.has(n)),
+    );
+    const lastProgrammed = Math.max(
+      ...Array.from({ length: BURST }, (_, i) => seen.programmed.get(`burst-${i}`) as number),
+    );
+    const lastAcked = Math.max(
+      ...Array.from({ length: BURST }, (_, i) => seen.byClient.get(`burst-${i}`) ?? 0),
+    );
+    const burstPushes = seen.pushes.filter((x) => x >= t && x <= lastAcked).length;
+    out(
+      `burst of ${BURST} creates (16 in flight, posted in ${fmt(posted / 1000, 2)} s): all ACKed ${fmt((lastAcked - t) / 1000, 2)} s, all Programmed ${fmt((lastProgrammed - t) / 1000, 2)} s after the first POST; ${burstPushes} route-configuration pushes, ${(await builds(stack)) - buildsBefore} snapshot builds; load ${load()}`,
+    );
+
+    // Steady churn.
+    await new Promise((r) => setTimeout(r, 2000));
+    const pushesBefore = seen.pushes.length;
+    buildsBefore = await builds(stack);
+    const n = CHURN_RATE * CHURN_SECONDS;
+    const starts = new Map<string, number>();
+    const failed: string[] = [];
+    t = performance.now();
+    const inFlight: Promise<void>[] = [];
+    for (let i = 0; i < n; i++) {
+      const due = t + (i * 1000) / CHURN_RATE;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const name = `churn-${i}`;
+      starts.set(name, performance.now());
+      inFlight.push(
+        post(name, i).then(
+          () => undefined,
+          (err: unknown) => {
+            // A refused create is a finding, not the end of the run: counted and printed.
+            starts.delete(name);
+            failed.push(err instanceof Error ? err.message : String(err));
+          },
+        ),
+      );
+      if (inFlight.length >= 64) await Promise.all(inFlight.splice(0, 32));
+    }
+    await Promise.all(inFlight);
+    const churnEnd = performance.now();
+    const churnBuilds = (await builds(stack)) - buildsBefore;
+    await until("the churn Programmed", () => [...starts.keys()].every((k) => seen.programmed.has(k)));
+    const toAck: number[] = [];
+    const toProgrammed: number[] = [];
+    for (const [name, t0] of starts) {
+      toAck.push((seen.byClient.get(name) as number) - t0);
+      toProgrammed.push((seen.programmed.get(name) as number) - t0);
+    }
+    const [ca, cpr] = [toAck, toProgrammed].map(summarize);
+    const secs = (churnEnd - t) / 1000;
+    out(
+      `churn: ${n} creates at ${CHURN_RATE}/s over ${fmt(secs, 1)} s: ${fmt(churnBuilds / secs, 2)} snapshot builds/s, ${fmt((seen.pushes.length - pushesBefore) / secs, 2)} route-configuration pushes/s; load ${load()}`,
+    );
+    if (failed.length > 0) out(`  ${failed.length} creates failed; the first: ${failed[0]}`);
+    out(`  applied → ACKed:      p50 ${ms(ca!.p50)} p99 ${ms(ca!.p99)} max ${ms(ca!.max)} ms`);
+    out(`  applied → Programmed: p50 ${ms(cpr!.p50)} p99 ${ms(cpr!.p99)} max ${ms(cpr!.max)} ms`);
+  } finally {
+    abort.abort();
+    stopClient();
+    await stack.stop();
+    await cp.stop();
+  }
+}
+
+process.stdout.write(
+  `# bench:latency on ${os.cpus().length} cores, node ${process.version}, load ${load()}\n`,
+);
+for (const size of SIZES) await runSize(size);
+setTimeout(() => process.exit(0), 200).unref();
