@@ -3,6 +3,8 @@
 // $ref, no additionalProperties beside properties) and compiled by ajv in the
 // validating webhook.
 
+import type { RetryCondition } from "./types.js";
+
 export interface Schema {
   type?: "object" | "array" | "string" | "integer" | "number" | "boolean";
   description?: string;
@@ -540,7 +542,7 @@ const timeouts: Schema = {
   },
 };
 
-export const RETRY_CONDITIONS = [
+export const RETRY_CONDITIONS: readonly RetryCondition[] = [
   "5xx",
   "GatewayError",
   "Reset",
