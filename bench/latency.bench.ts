@@ -78,30 +78,75 @@ class Seen {
 interface WatchEvent {
   type: string;
   object: {
-    metadata?: { name?: string };
+    metadata?: { name?: string; resourceVersion?: string };
     status?: { conditions?: { type: string; status: string }[] };
   };
 }
 
+/**
+ * Every route event, for the whole bench. The apiserver may end a watch (its
+ * timeout, or a consumer too slow for its cache's buffer, as this process is
+ * while it decodes 10,000-route configurations): it is resumed from the last
+ * resourceVersion, and after a 410 from a fresh list, so no Programmed is
+ * missed. Each resumption is told on stderr.
+ */
 async function watchRoutes(kube: KubeClient, seen: Seen, signal: AbortSignal): Promise<void> {
-  // The whole bench on one watch: past the client's default call deadline.
-  const res = await kube.stream(ROUTES, { query: { watch: true }, signal, timeoutMs: 3_600_000 });
-  let buf = "";
-  res.setEncoding("utf8");
-  res.on("data", (chunk: string) => {
-    const at = performance.now();
-    buf += chunk;
-    for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
-      const ev = JSON.parse(buf.slice(0, nl)) as WatchEvent;
-      buf = buf.slice(nl + 1);
-      const name = ev.object.metadata?.name;
-      if (name === undefined) continue;
-      if (ev.type === "ADDED" && !seen.added.has(name)) seen.added.set(name, at);
-      const ok = ev.object.status?.conditions?.some((c) => c.type === "Programmed" && c.status === "True");
-      if (ok && !seen.programmed.has(name)) seen.programmed.set(name, at);
+  let rv: string | undefined;
+  const take = (obj: WatchEvent["object"], type: string, at: number): void => {
+    const name = obj.metadata?.name;
+    if (name === undefined) return;
+    if (type === "ADDED" && !seen.added.has(name)) seen.added.set(name, at);
+    const ok = obj.status?.conditions?.some((c) => c.type === "Programmed" && c.status === "True");
+    if (ok && !seen.programmed.has(name)) seen.programmed.set(name, at);
+  };
+  const relist = async (): Promise<void> => {
+    const list = await kube.json<{ metadata: { resourceVersion: string }; items: WatchEvent["object"][] }>(
+      "GET",
+      ROUTES,
+      { signal },
+    );
+    for (const obj of list.items) take(obj, "LISTED", performance.now());
+    rv = list.metadata.resourceVersion;
+  };
+  const once = async (): Promise<void> => {
+    const query: Record<string, string | boolean> = { watch: true, allowWatchBookmarks: true };
+    if (rv !== undefined) query.resourceVersion = rv;
+    const res = await kube.stream(ROUTES, { query, signal, timeoutMs: 3_600_000 });
+    let buf = "";
+    res.setEncoding("utf8");
+    let gone = false;
+    await new Promise<void>((resolve) => {
+      res.on("data", (chunk: string) => {
+        const at = performance.now();
+        buf += chunk;
+        for (let nl = buf.indexOf("\n"); nl >= 0; nl = buf.indexOf("\n")) {
+          const ev = JSON.parse(buf.slice(0, nl)) as WatchEvent;
+          buf = buf.slice(nl + 1);
+          if (ev.type === "ERROR") {
+            gone = true;
+            continue;
+          }
+          rv = ev.object.metadata?.resourceVersion ?? rv;
+          if (ev.type !== "BOOKMARK") take(ev.object, ev.type, at);
+        }
+      });
+      res.on("error", () => resolve());
+      res.on("end", () => resolve());
+      res.on("close", () => resolve());
+    });
+    if (gone) await relist();
+  };
+  await relist();
+  void (async () => {
+    for (let n = 1; n <= 1000 && !signal.aborted; n++) {
+      await once().catch((err: unknown) => {
+        if (!signal.aborted) process.stderr.write(`routes watch: ${String(err)}\n`);
+      });
+      if (signal.aborted) return;
+      process.stderr.write(`routes watch ended (${n}); resuming from resourceVersion ${rv}\n`);
+      await new Promise((r) => setTimeout(r, 100));
     }
-  });
-  res.on("error", () => undefined);
+  })();
 }
 
 /** An ADS client as Envoy runs one: CDS and LDS wildcards, RDS "edge", EDS for the clusters; ACKs at once. */
