@@ -45,9 +45,12 @@ ${clusterFlagsHelp(30)}
                               to the snapshot key (0 qps: no limit)
   --resync DURATION           reconcile the snapshot key (every route) this often;
                               0 = never (default 5m)
-  --snapshot-hold-off DURATION  quiet time after a change before a snapshot
-                              build (default 200ms)
-  --snapshot-max-hold-off DURATION  longest a build waits under steady churn (default 1s)
+  --snapshot-hold-off DURATION  the snapshot build's quiet spell: a change after
+                              this long without one is built at once; sooner
+                              ones wait until changes have been quiet this long
+                              (default 200ms; 0: every change at once)
+  --snapshot-max-hold-off DURATION  longest a held change waits under steady
+                              churn (default 1s)
   --watch-timeout DURATION    server-side watch timeout, jittered (default 5m)
   --metrics-listen HOST:PORT  plain-HTTP /metrics, /healthz (liveness) and
                               /readyz (caches synced) (default: off); with no

@@ -2,9 +2,10 @@
 // queued once; a key is never handed out twice at once (added while being
 // processed, it is queued again on `done`); failures back off per key under an
 // overall token bucket; adds can be delayed. The snapshot key has a lane of its
-// own and is coalesced: one build at a time, and a burst of adds waits for a
-// short quiet spell (capped), so a thousand route changes make a handful of
-// builds.
+// own and is coalesced on its trailing edge only: one build at a time; the
+// first add after a quiet spell is queued at once (a lone change is not held
+// back), and adds that keep coming wait for a short quiet spell (capped), so a
+// thousand route changes make a handful of builds.
 
 import { TokenBucket } from "../kube/token-bucket.js";
 import { ItemExponentialBackoff, MaxOfRateLimiter, type RateLimiter } from "./rate-limit.js";
@@ -39,7 +40,11 @@ export interface WorkQueueOptions {
   /** Overall rate of rate-limited re-adds (default 50/s, burst 300). */
   qps?: number;
   burst?: number;
-  /** Quiet time after a snapshot add before the build is queued (default 200 ms; 0: none). */
+  /**
+   * The snapshot key's quiet spell (default 200 ms; 0: no coalescing). An add
+   * that comes this long after the previous one is queued at once; one that
+   * comes sooner waits until adds have been quiet this long.
+   */
   snapshotHoldOffMs?: number;
   /** Longest a burst of snapshot adds waits from its first add (default 1 s). */
   snapshotMaxHoldOffMs?: number;
@@ -91,6 +96,7 @@ export class WorkQueue {
   private readonly holdOffMs: number;
   private readonly maxHoldOffMs: number;
   private hold: { first: number; due: number; timer: unknown } | undefined;
+  private lastSnapshotAdd = Number.NEGATIVE_INFINITY;
   readonly snapshotKey: string;
   private shuttingDown = false;
 
@@ -109,25 +115,35 @@ export class WorkQueue {
     return key === this.snapshotKey ? "snapshot" : "route";
   }
 
-  /** Marks `key` for processing. The snapshot key waits out its hold-off. */
+  /** Marks `key` for processing. The snapshot key is coalesced (see holdSnapshot). */
   add(key: string): void {
     if (key === this.snapshotKey && this.holdOffMs > 0) this.holdSnapshot();
     else this.insert(key);
   }
 
   /**
-   * The snapshot key is queued once adds have been quiet for the hold-off, or
-   * at the latest `snapshotMaxHoldOffMs` after the first add of the burst, so
-   * steady churn still builds at a steady pace.
+   * Leading edge: an add after `snapshotHoldOffMs` without one is queued at
+   * once (if a build is in flight, it runs right after it). Trailing edge:
+   * adds that come sooner are held until adds have been quiet for the
+   * hold-off, or at the latest `snapshotMaxHoldOffMs` after the first held
+   * add, so steady churn builds at most about once per max hold-off (plus the
+   * build itself).
    */
   private holdSnapshot(): void {
     const key = this.snapshotKey;
+    if (this.shuttingDown) return;
+    const now = this.clock.now();
+    const quiet = now - this.lastSnapshotAdd >= this.holdOffMs;
+    this.lastSnapshotAdd = now;
     // Already due (queued, or to be re-queued after the build in flight): this
     // add joins that build.
-    if (this.shuttingDown || this.dirty.has(key)) return;
-    const now = this.clock.now();
+    if (this.dirty.has(key)) return;
     if (this.hold) {
       this.hold.due = Math.min(now + this.holdOffMs, this.hold.first + this.maxHoldOffMs);
+      return;
+    }
+    if (quiet) {
+      this.insert(key);
       return;
     }
     const hold = { first: now, due: now + this.holdOffMs, timer: undefined as unknown };
