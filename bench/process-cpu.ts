@@ -29,6 +29,18 @@ function cpuSeconds(pid: string): number | undefined {
   }
 }
 
+/**
+ * "serve" or "watch" for the operator's own Node processes; not the bash
+ * supervisor whose arguments name the same command (a SIGUSR2 for a CPU
+ * profile would end the supervisor).
+ */
+export function operatorRole(argv: readonly string[]): "serve" | "watch" | undefined {
+  if (!/(^|\/)node$/.test(argv[0] ?? "") || !argv.some((a) => a.endsWith("cli/main.js"))) return undefined;
+  if (argv.includes("serve")) return "serve";
+  if (argv.includes("watch")) return "watch";
+  return undefined;
+}
+
 /** Every process the classifier names, with that name. */
 function* named(classify: Classify): Generator<{ pid: string; name: string }> {
   for (const pid of readdirSync("/proc")) {

@@ -50,7 +50,7 @@ import {
   mutatingWebhookConfiguration,
   validatingWebhookConfiguration,
 } from "../test/harness/registration.js";
-import { describeCpu, pidsOf, sampleCpu, type Classify } from "./process-cpu.js";
+import { describeCpu, operatorRole, pidsOf, sampleCpu, type Classify } from "./process-cpu.js";
 import { fmt, percentile } from "./stats.js";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -272,13 +272,7 @@ const classifyProcess: Classify = (argv, pid) => {
   if (exe.endsWith("kube-apiserver")) return "kube-apiserver";
   if (exe.endsWith("/etcd")) return "etcd";
   if (argv.includes("--noop") && argv.some((a) => a.includes("write-path.bench"))) return "no-op webhooks";
-  // Node itself, not the bash supervisor whose arguments name the same command
-  // (a SIGUSR2 for the profile would end the supervisor).
-  if (/(^|\/)node$/.test(exe) && argv.some((a) => a.endsWith("cli/main.js"))) {
-    if (argv.includes("serve")) return "serve";
-    if (argv.includes("watch")) return "watch";
-  }
-  return undefined;
+  return operatorRole(argv);
 };
 
 // ---- one segment ----
