@@ -234,13 +234,32 @@ async function eachConcurrently(n: number, limit: number, fn: (i: number) => Pro
   );
 }
 
-/** The server's snapshot builds so far (its /metrics). */
-async function builds(stack: OperatorStack): Promise<number> {
+/** Sums of the server's counters so far (its /metrics), by the series' first label value. */
+async function counters(stack: OperatorStack, name: string): Promise<Map<string, number>> {
   const r = await httpsJson(`${stack.serve.url}/metrics`, stack.serve.caPem, "GET");
+  const out = new Map<string, number>();
+  for (const line of String(r.body).split("\n")) {
+    if (!line.startsWith(name)) continue;
+    const label = /^[^{ ]+\{[^=]+="([^"]*)"/.exec(line)?.[1] ?? "";
+    out.set(label, (out.get(label) ?? 0) + Number(line.split(" ").pop()));
+  }
+  return out;
+}
+
+/** The server's snapshot builds so far. */
+async function builds(stack: OperatorStack): Promise<number> {
   let sum = 0;
-  for (const line of String(r.body).split("\n"))
-    if (line.startsWith("edge_operator_snapshot_builds_total")) sum += Number(line.split(" ").pop());
+  for (const n of (await counters(stack, "edge_operator_snapshot_builds_total")).values()) sum += n;
   return sum;
+}
+
+/** The server's HTTP requests by route since `before`, as "route N, ...". */
+async function requestsSince(stack: OperatorStack, before: Map<string, number>): Promise<string> {
+  const now = await counters(stack, "edge_operator_http_request_duration_seconds_count");
+  return [...now]
+    .map(([route, n]) => `${route} ${n - (before.get(route) ?? 0)}`)
+    .filter((x) => !x.endsWith(" 0"))
+    .join(", ");
 }
 
 const load = (): string =>
@@ -303,6 +322,7 @@ async function runSize(size: number): Promise<void> {
 
     // Single changes after quiet spells.
     cutProfile();
+    const requestsBefore = await counters(stack, "edge_operator_http_request_duration_seconds_count");
     const floor: number[] = [];
     const acked: number[] = [];
     const programmed: number[] = [];
@@ -335,6 +355,7 @@ async function runSize(size: number): Promise<void> {
       `  applied → Programmed: p50 ${ms(p!.p50)} p99 ${ms(p!.p99)} ms (floor + ${ms(p!.p50 - f!.p50)} / + ${ms(p!.p99 - f!.p99)})`,
     );
     out(`  ACKed → Programmed:   p50 ${ms(ap!.p50)} p99 ${ms(ap!.p99)} ms`);
+    out(`  server requests: ${await requestsSince(stack, requestsBefore)}`);
     out(`  applied → ACKed, in order: ${acked.map((x) => fmt(x, 0)).join(" ")}`);
 
     // A burst of creates.

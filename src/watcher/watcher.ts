@@ -219,6 +219,9 @@ function reconcileWorkers(
       return;
     }
     metrics?.calls.inc({ lane, outcome: out.kind });
+    // What each call did, for `--log-level debug`: the server's own words.
+    if (out.kind !== "failed")
+      log.debug({ key, outcome: out.kind, did: out.did, ms: Date.now() - started }, "reconciled");
     if (out.kind === "failed" && "unreachable" in out) reachability.unreachable(out.reason);
     else reachability.replied();
     switch (out.kind) {
