@@ -1,7 +1,9 @@
 // "Admission busy" (admission-pressure.ts) is switched on by what the
 // apiserver sends, not by whoever reaches the port: 60 `{}` POSTs (or
-// garbage, or reviews of something else) leave it off, 60 real reviews turn it
-// on, and with --client-ca only callers whose certificate verified count.
+// garbage, or reviews of something else) leave it off, and so do 60
+// conversions, which the apiserver makes for its own watch caches; 60 real
+// admission reviews turn it on, and with --client-ca only callers whose
+// certificate verified count.
 // Through the real listener and app, with serve's own wiring (countedIn); the
 // window's clock stands still, so "within a second" holds on a loaded machine.
 
@@ -135,12 +137,20 @@ describe("the admission-busy signal", () => {
     expect(pressure.busy()).toBe(false);
   });
 
-  it("turns on for 60 real reviews", async () => {
+  it("stays off for 60 conversions within a second: the apiserver makes them for its watch caches", async () => {
+    const pressure = await serve();
+    expect(await post("/convert", (i) => conversionReview(`c-${i}`), 60)).toEqual(
+      new Array<number>(60).fill(200),
+    );
+    expect(pressure.perSecond()).toBe(0);
+    expect(pressure.busy()).toBe(false);
+  });
+
+  it("turns on for 60 real admission reviews", async () => {
     const pressure = await serve();
     const statuses = [
-      ...(await post("/validate", (i) => admissionReview(`v-${i}`), 20)),
-      ...(await post("/mutate", (i) => admissionReview(`m-${i}`), 20)),
-      ...(await post("/convert", (i) => conversionReview(`c-${i}`), 20)),
+      ...(await post("/validate", (i) => admissionReview(`v-${i}`), 30)),
+      ...(await post("/mutate", (i) => admissionReview(`m-${i}`), 30)),
     ];
     expect(statuses).toEqual(new Array<number>(60).fill(200));
     expect(pressure.perSecond()).toBe(60);
@@ -149,7 +159,7 @@ describe("the admission-busy signal", () => {
 
   it("with --client-ca counts only callers whose certificate verified", async () => {
     const pressure = await serve(apiserverCa.cert);
-    // Without a certificate: admission is refused (401), and conversions are answered but not counted.
+    // Without a certificate: admission is refused (401); conversions are answered, and never counted.
     expect(await post("/validate", (i) => admissionReview(`v-${i}`), 30)).toEqual(
       new Array<number>(30).fill(401),
     );

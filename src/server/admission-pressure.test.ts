@@ -2,7 +2,7 @@
 // counts as busy while it lasts and stops counting a second after it ends.
 
 import { describe, expect, it } from "vitest";
-import { AdmissionPressure, answersApiserverReview } from "./admission-pressure.js";
+import { AdmissionPressure, answersAdmissionReview } from "./admission-pressure.js";
 import { errorReply } from "./json-handler.js";
 
 describe("AdmissionPressure", () => {
@@ -35,7 +35,7 @@ describe("AdmissionPressure", () => {
   });
 });
 
-describe("answersApiserverReview", () => {
+describe("answersAdmissionReview", () => {
   const admission = (response: Record<string, unknown>) => ({
     status: 200,
     body: { apiVersion: "admission.k8s.io/v1", kind: "AdmissionReview", response },
@@ -49,21 +49,22 @@ describe("answersApiserverReview", () => {
     },
   });
 
-  it("counts a verdict on an admission review and a conversion done", () => {
-    expect(answersApiserverReview(admission({ uid: "u", allowed: true }))).toBe(true);
+  it("counts a verdict on an admission review", () => {
+    expect(answersAdmissionReview(admission({ uid: "u", allowed: true }))).toBe(true);
     const invalid = { uid: "u", allowed: false, status: { code: 422, reason: "Invalid", message: "..." } };
-    expect(answersApiserverReview(admission(invalid))).toBe(true);
-    expect(answersApiserverReview(conversion({ status: "Success" }))).toBe(true);
+    expect(answersAdmissionReview(admission(invalid))).toBe(true);
   });
 
-  it("does not count an error Status, a review refused as not its own, a failed conversion, or no uid", () => {
-    expect(answersApiserverReview(errorReply(400, "BadRequest", "expected an AdmissionReview object"))).toBe(
+  it("does not count an error Status, a review refused as not its own, a conversion (done or failed), or no uid", () => {
+    expect(answersAdmissionReview(errorReply(400, "BadRequest", "expected an AdmissionReview object"))).toBe(
       false,
     );
     const notOurs = { uid: "u", allowed: false, status: { code: 400, reason: "BadRequest", message: "..." } };
-    expect(answersApiserverReview(admission(notOurs))).toBe(false);
-    expect(answersApiserverReview(admission({ uid: "", allowed: true }))).toBe(false);
-    expect(answersApiserverReview(conversion({ status: "Failed", message: "..." }))).toBe(false);
-    expect(answersApiserverReview({ status: 200, body: { kind: "Status" } })).toBe(false);
+    expect(answersAdmissionReview(admission(notOurs))).toBe(false);
+    expect(answersAdmissionReview(admission({ uid: "", allowed: true }))).toBe(false);
+    expect(answersAdmissionReview(conversion({ status: "Failed", message: "..." }))).toBe(false);
+    // The apiserver converts for its own watch caches on every write (kubernetes/kubernetes#129979).
+    expect(answersAdmissionReview(conversion({ status: "Success" }))).toBe(false);
+    expect(answersAdmissionReview({ status: 200, body: { kind: "Status" } })).toBe(false);
   });
 });

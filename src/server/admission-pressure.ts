@@ -1,13 +1,18 @@
-// How busy admission is: the /mutate, /validate and /convert calls of the last
-// second, counted in ten slots of 100 ms. The server answers admission and
+// How busy admission is: the /mutate and /validate calls of the last second,
+// counted in ten slots of 100 ms. The server answers admission and
 // writes statuses from one process on a shared machine, and the apiserver
 // that calls the webhooks is the one that takes the status writes: during a
 // burst of creates, a status write per create nearly doubled the apiserver's
 // work per create. So while admission is busy, status writes are paced
 // (reconcile/status-pace.ts), and they catch up once the burst is over.
 //
-// Only what the apiserver sends counts (answersApiserverReview): anyone who
+// Only what the apiserver sends counts (answersAdmissionReview): anyone who
 // reaches the port could otherwise switch "busy" on with a stream of `{}`.
+// Conversions do not count: the apiserver converts for every served version's
+// watch cache on each write, and each object again when such a cache relists
+// (kubernetes/kubernetes#129979): at 10,000 routes, 11,163 /convert calls came
+// during 20 creates, and "busy" held the snapshot reconcile back 5 s. A burst
+// of writes shows in /validate, which every create and update calls.
 
 import { isRecord } from "../api/is-record.js";
 import type { Now } from "../kube/token-bucket.js";
@@ -52,28 +57,24 @@ export class AdmissionPressure {
 }
 
 /**
- * Whether `reply` answers a review as the apiserver sends them: an
- * AdmissionReview answered with a verdict, or a ConversionReview whose objects
- * were converted. Not `{}`, garbage or a review without a uid (a 400 Status),
- * nor a review about something this webhook does not admit (the handlers deny
- * those with code 400, admission-review.ts), nor a conversion that failed.
+ * Whether `reply` answers an AdmissionReview as the apiserver sends them, with
+ * a verdict. Not `{}`, garbage or a review without a uid (a 400 Status), nor a
+ * review about something this webhook does not admit (the handlers deny those
+ * with code 400, admission-review.ts), nor a ConversionReview (see above).
  */
-export function answersApiserverReview(reply: JsonReply): boolean {
+export function answersAdmissionReview(reply: JsonReply): boolean {
   if (reply.status !== 200 || !isRecord(reply.body)) return false;
   const { kind, response } = reply.body;
+  if (kind !== "AdmissionReview") return false;
   if (!isRecord(response) || typeof response.uid !== "string" || response.uid === "") return false;
-  if (kind === "AdmissionReview")
-    return response.allowed === true || !(isRecord(response.status) && response.status.code === 400);
-  if (kind === "ConversionReview") return isRecord(response.result) && response.result.status === "Success";
-  return false;
+  return response.allowed === true || !(isRecord(response.status) && response.status.code === 400);
 }
 
 /**
  * The handler, with each call counted in `pressure` that was what the
- * apiserver sends: a review answered as such (answersApiserverReview) and,
- * with --client-ca, from a caller whose client certificate verified. So
- * /convert does not count with --client-ca: the apiserver cannot present one
- * to it.
+ * apiserver sends: an admission review answered as such
+ * (answersAdmissionReview) and, with --client-ca, from a caller whose client
+ * certificate verified.
  */
 export function countedIn(
   pressure: AdmissionPressure,
@@ -81,7 +82,7 @@ export function countedIn(
   opts: { readonly clientCertRequired: boolean },
 ): JsonHandler {
   const count = (reply: JsonReply, ctx: RequestContext): JsonReply => {
-    if (answersApiserverReview(reply) && (!opts.clientCertRequired || clientCertVerified(ctx)))
+    if (answersAdmissionReview(reply) && (!opts.clientCertRequired || clientCertVerified(ctx)))
       pressure.mark();
     return reply;
   };
