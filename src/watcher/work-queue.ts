@@ -2,7 +2,7 @@
 // queued once; a key is never handed out twice at once (added while being
 // processed, it is queued again on `done`); failures back off per key under an
 // overall token bucket; adds can be delayed. The snapshot key has a lane of its
-// own and is coalesced on its trailing edge only: one build at a time; the
+// own and is coalesced past its leading edge: one build at a time; the
 // first add after a quiet spell is queued at once (a lone change is not held
 // back), and adds that keep coming wait for a short quiet spell (capped), so a
 // thousand route changes make a handful of builds.
