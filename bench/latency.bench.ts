@@ -31,6 +31,10 @@ import { operatorRole, pidsOf } from "./process-cpu.js";
 import { startOperatorStack, type OperatorStack } from "../test/harness/operator-stack.js";
 import { adsClient, sotwStream } from "../test/xds/raw-ads-client.js";
 import { fmt, summarize } from "./stats.js";
+import { byLabel, counterSeries } from "./metrics-text.js";
+import { eachConcurrently } from "../src/kube/each-concurrently.js";
+
+const indices = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
 const { values } = parseArgs({
   options: {
@@ -225,25 +229,10 @@ async function until(what: string, ok: () => boolean, ms = WAIT_MS): Promise<voi
   }
 }
 
-async function eachConcurrently(n: number, limit: number, fn: (i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, n) }, async () => {
-      while (next < n) await fn(next++);
-    }),
-  );
-}
-
-/** Sums of the server's counters so far (its /metrics), by the series' first label value. */
-async function counters(stack: OperatorStack, name: string): Promise<Map<string, number>> {
+/** The server's counter `name` so far (its /metrics), summed by the value of `label`. */
+async function counters(stack: OperatorStack, name: string, label = "route"): Promise<Map<string, number>> {
   const r = await httpsJson(`${stack.serve.url}/metrics`, stack.serve.caPem, "GET");
-  const out = new Map<string, number>();
-  for (const line of String(r.body).split("\n")) {
-    if (!line.startsWith(name)) continue;
-    const label = /^[^{ ]+\{[^=]+="([^"]*)"/.exec(line)?.[1] ?? "";
-    out.set(label, (out.get(label) ?? 0) + Number(line.split(" ").pop()));
-  }
-  return out;
+  return byLabel(counterSeries(String(r.body), [name]), label);
 }
 
 /** The server's snapshot builds so far. */
@@ -306,7 +295,7 @@ async function runSize(size: number): Promise<void> {
 
     // The routes already there.
     let t = performance.now();
-    await eachConcurrently(size, 16, async (i) => void (await post(`pre-${i}`, i)));
+    await eachConcurrently(indices(size), 16, (i) => post(`pre-${i}`, i));
     let said = performance.now();
     await until("every route Programmed", () => {
       if (performance.now() - said > 10_000) {
@@ -363,7 +352,7 @@ async function runSize(size: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 2000));
     let buildsBefore = await builds(stack);
     t = performance.now();
-    await eachConcurrently(BURST, 16, async (i) => void (await post(`burst-${i}`, i)));
+    await eachConcurrently(indices(BURST), 16, (i) => post(`burst-${i}`, i));
     const posted = performance.now() - t;
     await until("the burst Programmed", () =>
       Array.from({ length: BURST }, (_, i) => `burst-${i}`).every((n) => seen.programmed.has(n)),

@@ -22,6 +22,7 @@ import { startOperatorStack } from "../test/harness/operator-stack.js";
 import { ECHO_METHOD, startEchoBackend } from "../test/xds/echo-backend.js";
 import { startNodeXdsClient } from "../test/xds/node-xds-client.js";
 import { v2Route } from "../test/integration/routes.js";
+import { counterSeries, type Counts } from "./metrics-text.js";
 
 const STEPS = Number(process.argv[2] ?? 10);
 const NS = "default";
@@ -32,23 +33,9 @@ const BLUE_IP = "192.0.2.1";
 const QUIET_MS = 2_500;
 const STEP_BOUND_MS = 30_000;
 
-type Counts = Record<string, number>;
-
-/** The named counters' sums from a Prometheus text page (labels kept in the name). */
-function counters(text: string, names: readonly string[]): Counts {
-  const out: Counts = {};
-  for (const line of text.split("\n")) {
-    if (line.startsWith("#")) continue;
-    const m = /^([a-z_]+)(\{[^}]*\})?\s+([0-9.e+-]+)$/.exec(line);
-    if (!m || !names.includes(m[1] ?? "")) continue;
-    out[`${m[1]}${m[2] ?? ""}`] = Number(m[3]);
-  }
-  return out;
-}
-
 async function scrape(url: string, names: readonly string[]): Promise<Counts> {
   const res = await fetch(url);
-  return counters(await res.text(), names);
+  return counterSeries(await res.text(), names);
 }
 
 function delta(after: Counts, before: Counts): Counts {
@@ -192,7 +179,7 @@ function programmed(r: EdgeRouteV2 | undefined): boolean {
 async function scrapeServe(url: string, caPem: string): Promise<Counts> {
   const res = await httpsJson(url, caPem, "GET");
   const text = typeof res.body === "string" ? res.body : "";
-  const c = counters(text, [
+  const c = counterSeries(text, [
     "edge_operator_http_request_duration_seconds_count",
     "edge_operator_snapshot_builds_total",
   ]);
