@@ -400,19 +400,30 @@ async function runSize(size: number): Promise<void> {
     const churnEnd = performance.now();
     const churnBuilds = (await builds(stack)) - buildsBefore;
     await until("the churn Programmed", () => [...starts.keys()].every((k) => seen.programmed.has(k)));
+    const toWatch: number[] = [];
     const toAck: number[] = [];
+    const watchToAck: number[] = [];
     const toProgrammed: number[] = [];
     for (const [name, t0] of starts) {
-      toAck.push((seen.byClient.get(name) as number) - t0);
-      toProgrammed.push((seen.programmed.get(name) as number) - t0);
+      const [w, c, p] = [seen.added, seen.byClient, seen.programmed].map((m) => m.get(name) as number);
+      toWatch.push((w as number) - t0);
+      toAck.push((c as number) - t0);
+      watchToAck.push((c as number) - (w as number));
+      toProgrammed.push((p as number) - t0);
     }
-    const [ca, cpr] = [toAck, toProgrammed].map(summarize);
+    // The longest the client went without a route configuration while the churn ran.
+    const churnPushes = seen.pushes.filter((x) => x >= t && x <= churnEnd);
+    const gaps = churnPushes.slice(1).map((x, i) => x - (churnPushes[i] as number));
+    const [cw, ca, cwa, cpr] = [toWatch, toAck, watchToAck, toProgrammed].map(summarize);
     const secs = (churnEnd - t) / 1000;
     out(
       `churn: ${n} creates at ${CHURN_RATE}/s over ${fmt(secs, 1)} s: ${fmt(churnBuilds / secs, 2)} snapshot builds/s, ${fmt((seen.pushes.length - pushesBefore) / secs, 2)} route-configuration pushes/s; load ${load()}`,
     );
     if (failed.length > 0) out(`  ${failed.length} creates failed; the first: ${failed[0]}`);
+    out(`  applied → watch event (floor): p50 ${ms(cw!.p50)} p99 ${ms(cw!.p99)} max ${ms(cw!.max)} ms`);
     out(`  applied → ACKed:      p50 ${ms(ca!.p50)} p99 ${ms(ca!.p99)} max ${ms(ca!.max)} ms`);
+    out(`  watch event → ACKed:  p50 ${ms(cwa!.p50)} p99 ${ms(cwa!.p99)} max ${ms(cwa!.max)} ms`);
+    out(`  longest gap between route-configuration pushes: ${ms(Math.max(0, ...gaps))} ms`);
     out(`  applied → Programmed: p50 ${ms(cpr!.p50)} p99 ${ms(cpr!.p99)} max ${ms(cpr!.max)} ms`);
   } finally {
     abort.abort();
