@@ -1,4 +1,6 @@
 import { describe, expect, it } from "vitest";
+import fc from "fast-check";
+import type { Condition, EdgeRouteStatus } from "../api/types.js";
 import { nextStatus, nowRfc3339, type DesiredCondition } from "./conditions.js";
 
 const accepted: DesiredCondition = { type: "Accepted", status: "True", reason: "Valid", message: "ok" };
@@ -80,5 +82,63 @@ describe("nextStatus, removing a condition", () => {
     const s2 = nextStatus(s1, [accepted, programmed], 1, "T2", ["ResolvedRefs"]);
     expect(s2?.conditions?.map((c) => c.type)).toEqual(["Accepted", "Programmed"]);
     expect(nextStatus(s2, [accepted, programmed], 1, "T3", ["ResolvedRefs"])).toBeUndefined();
+  });
+});
+
+describe("nextStatus, over all inputs", () => {
+  const type = fc.constantFrom("Accepted", "Programmed", "ResolvedRefs");
+  const status = fc.constantFrom("True", "False", "Unknown");
+  const reason = fc.constantFrom("Valid", "Synced", "Pending");
+  const message = fc.constantFrom("a", "b");
+  const generation = fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined });
+  const condition = fc.record({ type, status, reason, message, observedGeneration: generation });
+  const current = fc.option(
+    fc.record({
+      observedGeneration: generation,
+      conditions: fc.uniqueArray(condition, { selector: (c) => c.type, maxLength: 3 }),
+    }),
+    { nil: undefined },
+  );
+  const desired = fc.uniqueArray(condition, { selector: (c) => c.type, maxLength: 3 });
+  const remove = fc.subarray(["ResolvedRefs"] as const);
+  const says = (
+    s: EdgeRouteStatus | undefined,
+    d: Omit<Condition, "lastTransitionTime">,
+    g: number | undefined,
+  ) =>
+    s?.conditions?.some(
+      (c) =>
+        c.type === d.type &&
+        c.status === d.status &&
+        c.reason === d.reason &&
+        c.message === d.message &&
+        c.observedGeneration === g,
+    ) === true;
+
+  it("writes nothing exactly when the status already says it all, and what it writes it says", () => {
+    fc.assert(
+      fc.property(current, desired, generation, remove, (cur, want, gen, rm) => {
+        const withTimes = cur && {
+          ...cur,
+          conditions: cur.conditions.map((c) => ({ ...c, lastTransitionTime: "T0" })),
+        };
+        const ds = want as unknown as DesiredCondition[];
+        const next = nextStatus(withTimes, ds, gen, "T1", rm);
+        const goneLeft = (s: EdgeRouteStatus | undefined) =>
+          s?.conditions?.some(
+            (c) => rm.includes(c.type as "ResolvedRefs") && !ds.some((d) => d.type === c.type),
+          );
+        const saysAll =
+          withTimes?.observedGeneration === gen &&
+          ds.every((d) => says(withTimes, d, gen)) &&
+          !goneLeft(withTimes);
+        expect(next === undefined).toBe(saysAll);
+        if (next !== undefined) {
+          expect(ds.every((d) => says(next, d, gen))).toBe(true);
+          expect(nextStatus(next, ds, gen, "T2", rm)).toBeUndefined();
+        }
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

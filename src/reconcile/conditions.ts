@@ -38,8 +38,11 @@ export function nextStatus(
   remove: readonly ConditionType[] = [],
 ): EdgeRouteStatus | undefined {
   const before = current?.conditions ?? [];
-  let changed = current?.observedGeneration !== generation;
   const gone = (t: string): boolean => (remove as readonly string[]).includes(t);
+  // The common answer first, without building anything: a snapshot reconcile asks this of every route.
+  if (current?.observedGeneration === generation && saysAll(before, desired, generation, gone))
+    return undefined;
+  let changed = current?.observedGeneration !== generation;
   if (before.some((c) => gone(c.type) && !desired.some((d) => d.type === c.type))) changed = true;
   const conditions: Condition[] = before.filter(
     (c) => !desired.some((d) => d.type === c.type) && !gone(c.type),
@@ -67,6 +70,27 @@ export function nextStatus(
   const rank = (t: string) => (t === "Accepted" ? 0 : t === "Programmed" ? 1 : 2);
   conditions.sort((a, b) => rank(a.type) - rank(b.type) || a.type.localeCompare(b.type));
   return { ...(generation !== undefined ? { observedGeneration: generation } : {}), conditions };
+}
+
+/** Whether `before` already holds every desired condition at `generation`, and none that is to go. */
+function saysAll(
+  before: readonly Condition[],
+  desired: readonly DesiredCondition[],
+  generation: number | undefined,
+  gone: (type: string) => boolean,
+): boolean {
+  for (const d of desired) {
+    const old = before.find((c) => c.type === d.type);
+    if (
+      old === undefined ||
+      old.status !== d.status ||
+      old.reason !== d.reason ||
+      old.message !== d.message ||
+      old.observedGeneration !== generation
+    )
+      return false;
+  }
+  return !before.some((c) => gone(c.type) && !desired.some((d) => d.type === c.type));
 }
 
 /** Kubernetes timestamps are RFC 3339 with whole seconds. */
