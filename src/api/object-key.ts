@@ -31,3 +31,21 @@ export function objectKeyOf(obj: {
 }): string {
   return objectKey(obj.metadata?.namespace ?? "", obj.metadata?.name ?? "");
 }
+
+const readKeys = new WeakMap<object, string>();
+
+/**
+ * objectKeyOf, kept per object: for objects that are read and never changed
+ * afterwards (the cache's routes), so that a pass over 10,000 of them builds no
+ * string and hashes none anew.
+ */
+export function readObjectKeyOf(obj: {
+  readonly metadata?: { readonly namespace?: string; readonly name?: string };
+}): string {
+  let key = readKeys.get(obj);
+  if (key === undefined) {
+    key = objectKeyOf(obj);
+    readKeys.set(obj, key);
+  }
+  return key;
+}

@@ -1,10 +1,56 @@
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
+import type { EdgeRouteV2 } from "../api/types.js";
 
 export type ReconcileMetrics = ReturnType<typeof createReconcileMetrics>;
 
+const TALLIED = ["Accepted", "Programmed"] as const;
+const STATUSES = ["True", "False", "Unknown"] as const;
+
+/** Routes by condition and status, and how many lag their generation: one pass, no strings built. */
+export function tallyRoutes(routes: readonly EdgeRouteV2[]): {
+  byCondition: Record<(typeof TALLIED)[number], Record<(typeof STATUSES)[number], number>>;
+  skew: number;
+} {
+  const byCondition = {
+    Accepted: { True: 0, False: 0, Unknown: 0 },
+    Programmed: { True: 0, False: 0, Unknown: 0 },
+  };
+  let skew = 0;
+  for (const r of routes) {
+    if ((r.status?.observedGeneration ?? 0) < (r.metadata.generation ?? 0)) skew++;
+    const conditions = r.status?.conditions ?? [];
+    for (const type of TALLIED) {
+      let status: (typeof STATUSES)[number] = "Unknown";
+      for (const c of conditions)
+        if (c.type === type) {
+          status = c.status;
+          break;
+        }
+      byCondition[type][status]++;
+    }
+  }
+  return { byCondition, skew };
+}
+
 /** Registers the reconcile's metrics once per registry (prom-client refuses duplicates). */
 export function createReconcileMetrics(registry: Registry) {
+  // The routes the last snapshot reconcile read, counted when scraped: counting
+  // them on every reconcile cost 10-25 ms at 10,000 routes, in the path between
+  // a client's ACK and the status write that reports it.
+  let lastRead: readonly EdgeRouteV2[] | undefined;
+  let tally: ReturnType<typeof tallyRoutes> | undefined;
+  const tallied = (): ReturnType<typeof tallyRoutes> | undefined => {
+    if (lastRead !== undefined) {
+      tally = tallyRoutes(lastRead);
+      lastRead = undefined;
+    }
+    return tally;
+  };
   return {
+    /** The routes a snapshot reconcile read (kept by reference; the array is not changed afterwards). */
+    observeRoutes(routes: readonly EdgeRouteV2[]): void {
+      lastRead = routes;
+    },
     duration: new Histogram({
       name: "edge_operator_reconcile_duration_seconds",
       help: "Time to reconcile one key, by kind of key (route, snapshot) and result (done, requeue, error).",
@@ -57,11 +103,25 @@ export function createReconcileMetrics(registry: Registry) {
       help: "EdgeRoutes by condition and status, as the last snapshot reconcile read them.",
       labelNames: ["condition", "status"] as const,
       registers: [registry],
+      collect() {
+        const t = tallied();
+        if (t === undefined) return;
+        this.reset();
+        for (const condition of TALLIED)
+          for (const status of STATUSES) {
+            const n = t.byCondition[condition][status];
+            if (n > 0) this.set({ condition, status }, n);
+          }
+      },
     }),
     generationSkew: new Gauge({
       name: "edge_operator_generation_skew_routes",
       help: "EdgeRoutes whose status.observedGeneration lags metadata.generation, as the last snapshot reconcile read them.",
       registers: [registry],
+      collect() {
+        const t = tallied();
+        if (t !== undefined) this.set(t.skew);
+      },
     }),
   };
 }

@@ -36,7 +36,7 @@ import { createReconcileMetrics, type ReconcileMetrics } from "./reconcile-metri
 import { checkRoute } from "../routing/route-check.js";
 import { referencedServices } from "../routing/referenced-services.js";
 import { serviceEndpoints, type ServiceEndpoints } from "../routing/service-endpoints.js";
-import { objectKey, objectKeyOf } from "../api/object-key.js";
+import { objectKey, objectKeyOf, readObjectKeyOf } from "../api/object-key.js";
 import type { EndpointsByService, Snapshot, TlsSecrets } from "../translate/snapshot.js";
 import { SnapshotPipeline } from "./snapshot-pipeline.js";
 import type { DataPlane, RouteStanding } from "../dataplane/dataplane.js";
@@ -315,7 +315,7 @@ export class Reconciler {
     const inputs = await this.read.snapshotInputs(signal);
     const { endpoints, secrets, read, stamp } = inputs;
     const routes = this.written.overlayAll(inputs.routes);
-    this.observeRoutes(routes);
+    this.metrics.observeRoutes(routes);
     return {
       live: routes.filter((r) => !r.metadata.deletionTimestamp),
       terminating: routes.filter((r) => r.metadata.deletionTimestamp && hasFinalizer(r)),
@@ -416,7 +416,7 @@ export class Reconciler {
     stale: { count: number },
     waiting: { count: number },
   ): Promise<number> {
-    const byKey = new Map(live.map((r) => [objectKeyOf(r), r]));
+    const byKey = new Map(live.map((r) => [readObjectKeyOf(r), r]));
     const deadline = Date.now() + (this.opts.writeBudgetMs ?? 20_000);
     let written = 0;
     let deferred = 0;
@@ -521,25 +521,6 @@ export class Reconciler {
   private isStuck(route: EdgeRouteV2): boolean {
     const since = Date.parse(route.metadata.deletionTimestamp ?? "");
     return Number.isFinite(since) && Date.now() - since > (this.opts.deprogramTimeoutMs ?? 120_000);
-  }
-
-  private observeRoutes(routes: readonly EdgeRouteV2[]): void {
-    const counts = new Map<string, number>();
-    let skew = 0;
-    for (const r of routes) {
-      if ((r.status?.observedGeneration ?? 0) < (r.metadata.generation ?? 0)) skew++;
-      for (const type of ["Accepted", "Programmed"]) {
-        const c = findCondition(r.status, type);
-        const k = `${type}|${c?.status ?? "Unknown"}`;
-        counts.set(k, (counts.get(k) ?? 0) + 1);
-      }
-    }
-    this.metrics.routes.reset();
-    for (const [k, n] of counts) {
-      const [condition, status] = k.split("|") as [string, string];
-      this.metrics.routes.set({ condition, status }, n);
-    }
-    this.metrics.generationSkew.set(skew);
   }
 }
 

@@ -36,6 +36,19 @@ describe("WrittenStatuses", () => {
     expect(w.size()).toBe(1);
   });
 
+  it("gives a full read back as it is when nothing is written, and overlays by namespace and name", () => {
+    const w = new WrittenStatuses();
+    const read = [at("a", "5"), at("b", "7")];
+    expect(w.overlayAll(read)).toBe(read);
+    w.record(at("a", "5"), written, "6");
+    const elsewhere = { ...at("a", "5"), metadata: { namespace: "other", name: "a", resourceVersion: "5" } };
+    const out = w.overlayAll([elsewhere, ...read]);
+    expect(out[0]).toBe(elsewhere);
+    expect(out[1]).toMatchObject({ metadata: { namespace: "shop", resourceVersion: "6" }, status: written });
+    expect(out[2]).toBe(read[1]);
+    expect(read[0]?.metadata.resourceVersion).toBe("5");
+  });
+
   it("records nothing when the write's answer carries no new resourceVersion", () => {
     const w = new WrittenStatuses();
     w.record(at("a", "5"), written, undefined);
