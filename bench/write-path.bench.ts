@@ -11,7 +11,10 @@
 // not store costs it conversion calls the floor does not pay, and the figures
 // show it. FLOOR_CONVERSION=webhook gives the copy a conversion webhook on the
 // same no-op server that only rewrites apiVersion: the floor of any CRD that
-// converts through a webhook.
+// converts through a webhook, though one that loses a v1 create's spec (v2's
+// schema prunes the v1 fields). FLOOR_CONVERSION=fields has that webhook map
+// the v1 fields onto v2's shape and back, with no checks: the least a
+// conversion must do to keep what a v1 client wrote.
 //
 // Each segment is CREATES creates of one version through one target, IN_FLIGHT
 // at a time, over one keep-alive connection pool with the admin's client
@@ -24,7 +27,7 @@
 // Run: npm run bench:write-path
 //   ROUNDS (3), CREATES (2000), WARMUP_CREATES (500, untimed, per target and version before round 1), IN_FLIGHT (16), STORAGE (the chart's default, or v1 / v2),
 //   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve there, one per segment and one per gap between them), JSON_OUT (a file for the raw figures),
-//   FLOOR_CONVERSION (none, or webhook), DELETE_TIMEOUT_SECONDS (900: a busy machine releases finalizers slowly),
+//   FLOOR_CONVERSION (none, webhook or fields), DELETE_TIMEOUT_SECONDS (900: a busy machine releases finalizers slowly),
 //   APISERVER_PROF_DIR (a Go CPU profile of kube-apiserver over the first APISERVER_PROF_SECONDS (3) of each segment,
 //     read with `go tool pprof -top`),
 //   ONLY_VERSION (v1 or v2: only that version's segments),
@@ -60,7 +63,13 @@ const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 16);
 const STORAGE = process.env.STORAGE;
 const CPU_PROF_DIR = process.env.CPU_PROF_DIR;
 const JSON_OUT = process.env.JSON_OUT;
-const FLOOR_CONVERSION = process.env.FLOOR_CONVERSION === "webhook" ? "webhook" : "none";
+const FLOOR_CONVERSIONS = ["none", "webhook", "fields"] as const;
+const FLOOR_CONVERSION = ((): (typeof FLOOR_CONVERSIONS)[number] => {
+  const asked = process.env.FLOOR_CONVERSION ?? "none";
+  const known = FLOOR_CONVERSIONS.find((c) => c === asked);
+  if (!known) throw new Error(`FLOOR_CONVERSION=${asked}: must be one of ${FLOOR_CONVERSIONS.join(", ")}`);
+  return known;
+})();
 /** A segment's deletes must be done by then (the operator's wait on the watcher's finalizer release). */
 const DELETE_TIMEOUT_MS = Number(process.env.DELETE_TIMEOUT_SECONDS ?? 900) * 1000;
 /** A quiet moment after the deletes, so the watcher's last reconciles do not fall into the next segment. */
@@ -79,6 +88,59 @@ type Target = (typeof TARGETS)[number];
 
 // ---- the no-op webhooks (this file with --noop, in a child process) ----
 
+interface FloorObject {
+  apiVersion: string;
+  spec?: {
+    host?: string;
+    pathPrefix?: string;
+    service?: string;
+    port?: number;
+    hostnames?: string[];
+    rules?: {
+      matches?: { path?: { type?: string; value?: string } }[];
+      backends?: { name?: string; port?: number; weight?: number }[];
+    }[];
+  };
+}
+
+/**
+ * The least a conversion between the two shapes must do (FLOOR_CONVERSION=fields):
+ * v1's four fields onto v2's one rule and back, unchecked, as a CRD author's
+ * first webhook would. The bench's objects use nothing else.
+ */
+function mapFields(o: FloorObject, to: string): FloorObject {
+  const s = o.spec ?? {};
+  if (to.endsWith("/v2")) {
+    if (s.rules !== undefined) return { ...o, apiVersion: to };
+    return {
+      ...o,
+      apiVersion: to,
+      spec: {
+        ...(s.host !== undefined ? { hostnames: [s.host] } : {}),
+        rules: [
+          {
+            matches: [{ path: { type: "PathPrefix", value: s.pathPrefix ?? "/" } }],
+            backends: [{ name: s.service ?? "", port: s.port ?? 0, weight: 1 }],
+          },
+        ],
+      },
+    };
+  }
+  if (s.rules === undefined) return { ...o, apiVersion: to };
+  const rule = s.rules[0];
+  const backend = rule?.backends?.[0];
+  return {
+    ...o,
+    apiVersion: to,
+    spec: {
+      ...(s.hostnames?.[0] !== undefined ? { host: s.hostnames[0] } : {}),
+      pathPrefix: rule?.matches?.[0]?.path?.value ?? "/",
+      service: backend?.name ?? "",
+      port: backend?.port ?? 0,
+    },
+  };
+}
+
 async function noopServer(): Promise<void> {
   const ca = createCa({ commonName: "noop-webhook-ca" });
   const pair = issueCertificate(ca, { commonName: "127.0.0.1", ips: ["127.0.0.1"], usage: "server" });
@@ -90,7 +152,7 @@ async function noopServer(): Promise<void> {
       const review = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
         apiVersion: string;
         kind: string;
-        request: { uid: string; desiredAPIVersion?: string; objects?: { apiVersion: string }[] };
+        request: { uid: string; desiredAPIVersion?: string; objects?: FloorObject[] };
       };
       const { uid, desiredAPIVersion, objects } = review.request;
       const body = JSON.stringify(
@@ -101,7 +163,11 @@ async function noopServer(): Promise<void> {
               response: {
                 uid,
                 result: { status: "Success" },
-                convertedObjects: (objects ?? []).map((o) => ({ ...o, apiVersion: desiredAPIVersion })),
+                convertedObjects: (objects ?? []).map((o) =>
+                  FLOOR_CONVERSION === "fields"
+                    ? mapFields(o, desiredAPIVersion ?? "")
+                    : { ...o, apiVersion: desiredAPIVersion },
+                ),
               },
             }
           : { apiVersion: review.apiVersion, kind: "AdmissionReview", response: { uid, allowed: true } },
@@ -140,7 +206,7 @@ function floorManifests(noop: { url: string; caPem: string }, storage: Version):
   const client = { url: noop.url, caBundle: Buffer.from(noop.caPem).toString("base64") };
   const crd = buildCrd({
     storageVersion: storage,
-    ...(FLOOR_CONVERSION === "webhook"
+    ...(FLOOR_CONVERSION !== "none"
       ? { conversion: { url: `${noop.url}/convert`, caBundle: client.caBundle } }
       : {}),
   });
@@ -466,11 +532,11 @@ async function run(teardown: Teardown): Promise<void> {
       ["route"],
     );
 
-  // What the floor's copy keeps of a v1 create: with conversion None the
-  // apiserver only rewrites apiVersion, so the v1 fields are stored under v2
-  // and pruned by v2's schema when read. The floor is cheaper for v1 by not
-  // converting, and a CRD with two shapes cannot work that way.
-  if (FLOOR_CONVERSION === "none") {
+  // What the floor's copy keeps of a v1 create: with conversion None (or the
+  // webhook that only rewrites apiVersion) the v1 fields are stored under v2
+  // and pruned by v2's schema when read. Such a floor is cheaper for v1 by not
+  // converting, and a CRD with two shapes cannot work that way; `fields` keeps them.
+  {
     const path = (v: Version): string => `/apis/${FLOOR_GROUP}/${v}/namespaces/${NS}/${PLURAL}`;
     await kube.json("POST", path("v1"), { body: route(FLOOR_GROUP, "v1", "probe") });
     for (const v of VERSIONS) {
