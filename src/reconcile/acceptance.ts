@@ -43,21 +43,14 @@ export function acceptedFrom(outcome: RouteOutcome): DesiredCondition {
   if (!outcome.accepted) {
     return { type: "Accepted", status: "False", reason: outcome.reason, message: outcome.message };
   }
-  if (
-    outcome.dropped.length === 0 &&
-    (outcome.tls === undefined || outcome.tls.notServed.length === 0) &&
-    (outcome.grpcUnapplied === undefined || outcome.grpcUnapplied.length === 0)
-  )
-    return acceptedValid;
   const parts: string[] = [];
   if (outcome.dropped.length > 0) parts.push(describeDropped(outcome.dropped));
   if (outcome.tls && outcome.tls.notServed.length > 0) parts.push(describeNotServed(outcome.tls.notServed));
+  const unapplied = outcome.grpcUnapplied ?? [];
+  if (parts.length === 0 && unapplied.length === 0) return acceptedValid;
   const base = parts.length === 0 ? acceptedValid.message : `accepted in part: ${parts.join("; ")}`;
   // Envoy applies all of it; what gRPC clients would ignore or refuse is said, never left silent.
-  const message =
-    outcome.grpcUnapplied === undefined || outcome.grpcUnapplied.length === 0
-      ? base
-      : `${base}; ${describeGrpcUnapplied(outcome.grpcUnapplied)}`;
+  const message = unapplied.length === 0 ? base : `${base}; ${describeGrpcUnapplied(unapplied)}`;
   return { type: "Accepted", status: "True", reason: "Valid", message };
 }
 
