@@ -7,6 +7,7 @@ import { readFileSync, watchFile, unwatchFile } from "node:fs";
 import https from "node:https";
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Logger } from "../observability/logger.js";
 import { TLS12_CIPHERS } from "../dataplane/xds/ads-tls.js";
 import { gracefulStop } from "./graceful-stop.js";
@@ -159,6 +160,7 @@ export async function startHttpsServer(
     evicted = 0;
     loggedAt = now;
   });
+  trackAnswers(server);
   server.on("request", (req: IncomingMessage, res: ServerResponse) => {
     graceful.track(req, res);
     caps.requestOn(req.socket, res);
@@ -220,6 +222,59 @@ export async function startHttpsServer(
   };
 
   return { server, address: server.address() as AddressInfo, reload, stop };
+}
+
+/** Per connection (the TLS socket): requests seen so far, and the latest one's answer. */
+interface Answers {
+  readonly requests: WeakMap<Duplex, number>;
+  readonly last: WeakMap<Duplex, ServerResponse>;
+}
+
+function trackAnswers(server: https.Server): void {
+  const answers: Answers = { requests: new WeakMap(), last: new WeakMap() };
+  server.on("request", (req: IncomingMessage, res: ServerResponse) => {
+    answers.requests.set(req.socket, (answers.requests.get(req.socket) ?? 0) + 1);
+    answers.last.set(req.socket, res);
+  });
+  // Node checks headersTimeout and requestTimeout from a timer (every
+  // connectionsCheckingInterval). After the event loop was busy past a
+  // deadline, that timer runs before the poll that would read a request which
+  // did arrive in time, and Node's default answers 408 and destroys the socket
+  // at once with that request unread: the kernel then resets the connection,
+  // and a reset drops what the caller had received but not yet read. The 408
+  // has no Content-Length (its body runs to the close), so a caller that read
+  // its status line fails on the body: client-go's "unexpected error when
+  // reading response body ... connection reset by peer". The apiserver's first
+  // request can come as that timeout ends: Go's transport pools connections it
+  // dialed and then did not need, with no request sent. So a timeout is acted
+  // on after the poll (setImmediate, as request-body.ts does for a body), and
+  // a connection whose request began meanwhile is kept.
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
+    if (err.code !== "ERR_HTTP_REQUEST_TIMEOUT") return refuseClient(answers, err, socket);
+    const seen = answers.requests.get(socket) ?? 0;
+    setImmediate(() => {
+      if (!socket.destroyed && (answers.requests.get(socket) ?? 0) === seen)
+        refuseClient(answers, err, socket);
+    });
+  });
+}
+
+/** Status lines of Node's own answers to a client error (lib/_http_server.js, socketOnError). */
+const CLIENT_ERROR_STATUS: Readonly<Record<string, string>> = {
+  HPE_HEADER_OVERFLOW: "431 Request Header Fields Too Large",
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: "413 Payload Too Large",
+  ERR_HTTP_REQUEST_TIMEOUT: "408 Request Timeout",
+};
+
+/** What Node does with a client error when no one listens: an answer if none is under way, then the end. */
+function refuseClient(answers: Answers, err: NodeJS.ErrnoException, socket: Duplex): void {
+  const res = answers.last.get(socket);
+  const answering = res !== undefined && res.headersSent && !res.writableFinished;
+  if (socket.writable && !answering) {
+    const status = CLIENT_ERROR_STATUS[err.code ?? ""] ?? "400 Bad Request";
+    socket.write(`HTTP/1.1 ${status}\r\nConnection: close\r\n\r\n`);
+  }
+  socket.destroy(err);
 }
 
 /**
