@@ -67,7 +67,13 @@ export class SnapshotPipeline {
     const last = this.last;
     if (last && inputs.stamp !== undefined && last.stamp === inputs.stamp) return last.snapshot;
     const started = process.hrtime.bigint();
-    const snapshot = buildSnapshot(inputs.live, inputs.endpoints, this.opts.snapshot, inputs.secrets);
+    const snapshot = buildSnapshot(
+      inputs.live,
+      inputs.endpoints,
+      this.opts.snapshot,
+      inputs.secrets,
+      last?.snapshot,
+    );
     this.metrics.buildSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
     this.metrics.builds.inc({ changed: String(snapshot.version !== last?.snapshot.version) });
     this.last = { stamp: inputs.stamp, snapshot };

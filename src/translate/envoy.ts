@@ -234,36 +234,39 @@ export function adsRouteConfiguration(rc: RouteConfiguration): AdsRouteConfigura
   // `https/HOST` is Envoy's only, and reached by its SNI name: no catch-all.
   const catchAll =
     rc.name !== ROUTE_CONFIG_NAME || hosts.some((vh) => vh.domains.includes("*")) ? [] : [NO_ROUTES];
-  return {
-    ...rc,
-    virtual_hosts: [...hosts, ...catchAll].map((vh) => ({
-      ...vh,
-      routes: vh.routes.flatMap((r): (AdsRoute | AdsRedirectRoute | RedirectRoute)[] => {
-        if ("redirect" in r) {
-          if (!("path_separated_prefix" in r.match)) return [r];
-          const { path_separated_prefix: p, ...conditions } = r.match;
-          return [
-            { ...r, match: { path: p, ...conditions } },
-            { ...r, match: { prefix: `${p}/`, ...conditions } },
-          ];
-        }
-        const route = withStreamDuration(r.route);
-        if (!("path_separated_prefix" in r.match)) return [{ ...r, route }];
-        const { path_separated_prefix: p, ...conditions } = r.match;
-        const edits = entryEdits(r);
-        if (edits === undefined)
-          return [
-            { name: r.name, match: { path: p, ...conditions }, route },
-            { name: r.name, match: { prefix: `${p}/`, ...conditions }, route },
-          ];
-        return [
-          { name: r.name, match: { path: p, ...conditions }, route, ...edits },
-          { name: r.name, match: { prefix: `${p}/`, ...conditions }, route, ...edits },
-        ];
-      }),
-    })),
-  };
+  return { ...rc, virtual_hosts: [...hosts.map(adsVirtualHost), ...catchAll] };
 }
+
+/** A virtual host in its ADS form, made once per object: a host kept from the last build (keep-unchanged.ts) keeps it. */
+function adsVirtualHost(vh: VirtualHost | RedirectVirtualHost): AdsVirtualHost {
+  return once(adsHosts, vh, () => ({
+    ...vh,
+    routes: vh.routes.flatMap((r): (AdsRoute | AdsRedirectRoute | RedirectRoute)[] => {
+      if ("redirect" in r) {
+        if (!("path_separated_prefix" in r.match)) return [r];
+        const { path_separated_prefix: p, ...conditions } = r.match;
+        return [
+          { ...r, match: { path: p, ...conditions } },
+          { ...r, match: { prefix: `${p}/`, ...conditions } },
+        ];
+      }
+      const route = withStreamDuration(r.route);
+      if (!("path_separated_prefix" in r.match)) return [{ ...r, route }];
+      const { path_separated_prefix: p, ...conditions } = r.match;
+      const edits = entryEdits(r);
+      if (edits === undefined)
+        return [
+          { name: r.name, match: { path: p, ...conditions }, route },
+          { name: r.name, match: { prefix: `${p}/`, ...conditions }, route },
+        ];
+      return [
+        { name: r.name, match: { path: p, ...conditions }, route, ...edits },
+        { name: r.name, match: { prefix: `${p}/`, ...conditions }, route, ...edits },
+      ];
+    }),
+  }));
+}
+const adsHosts = new WeakMap<VirtualHost | RedirectVirtualHost, AdsVirtualHost>();
 
 /** A route entry's header edits, or undefined when it has none. */
 function entryEdits(r: RouteHeaderEdits): RouteHeaderEdits | undefined {
@@ -291,8 +294,34 @@ function entryEdits(r: RouteHeaderEdits): RouteHeaderEdits | undefined {
 /** The endpoints in one locality of weight 1, which gRPC's client needs and Envoy ignores. */
 export function withLocality(cla: ClusterLoadAssignment): ClusterLoadAssignment | AdsClusterLoadAssignment {
   if (cla.endpoints === undefined) return cla;
-  const [{ lb_endpoints }] = cla.endpoints;
-  return { ...cla, endpoints: [{ locality: {}, lb_endpoints, load_balancing_weight: 1 }] };
+  return once(localities, cla, () => {
+    const [{ lb_endpoints }] = cla.endpoints ?? [{ lb_endpoints: [] }];
+    return { ...cla, endpoints: [{ locality: {}, lb_endpoints, load_balancing_weight: 1 }] };
+  });
+}
+const localities = new WeakMap<ClusterLoadAssignment, AdsClusterLoadAssignment>();
+
+/** A cluster pointing EDS at ADS. */
+function adsCluster(c: Cluster): Cluster {
+  return once(adsClusters, c, () => ({
+    ...c,
+    eds_cluster_config: { eds_config: ADS_SOURCE, service_name: c.eds_cluster_config.service_name },
+  }));
+}
+const adsClusters = new WeakMap<Cluster, Cluster>();
+
+/**
+ * `make()`'s answer for `key`, made once per object: the ADS form of a part
+ * kept from the last build (keep-unchanged.ts) is the same object as before,
+ * and so is what is derived from it further on.
+ */
+function once<K extends object, V>(memo: WeakMap<K, V>, key: K, make: () => V): V {
+  let v = memo.get(key);
+  if (v === undefined) {
+    v = make();
+    memo.set(key, v);
+  }
+  return v;
 }
 
 /** The snapshot's resources as served over ADS, whatever config source the snapshot was built with. */
@@ -308,10 +337,7 @@ export function adsResources(resources: EnvoyResources): AdsResources {
           ),
     ),
     routeConfigurations: resources.routeConfigurations.map(adsRouteConfiguration),
-    clusters: resources.clusters.map((c) => ({
-      ...c,
-      eds_cluster_config: { eds_config: ADS_SOURCE, service_name: c.eds_cluster_config.service_name },
-    })),
+    clusters: resources.clusters.map(adsCluster),
     clusterLoadAssignments: resources.clusterLoadAssignments.map(withLocality),
     secrets: resources.secrets,
   };

@@ -183,7 +183,7 @@ describe("buildSnapshot laws", () => {
     );
   });
 
-  it("its version is the SHA-256 of its content JSON, though hashed in pieces", () => {
+  it("its version is the SHA-256 of its content JSON (each virtual host, cluster and endpoint list as its own hash)", () => {
     fc.assert(
       fc.property(routesArb, (routes) => {
         const s = buildSnapshot(routes, services);
@@ -199,7 +199,7 @@ describe("buildSnapshot laws", () => {
       fc.property(routesArb, routesArb, (a, b) => {
         const sa = buildSnapshot(a, services);
         const sb = buildSnapshot(b, services);
-        expect(sa.version === sb.version).toBe(contentJson(sa.resources) === contentJson(sb.resources));
+        expect(sa.version === sb.version).toBe(JSON.stringify(sa.resources) === JSON.stringify(sb.resources));
       }),
       { numRuns: 300 },
     );

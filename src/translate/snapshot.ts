@@ -6,6 +6,9 @@
 //  2. envoy.ts: the model → Envoy's resources, versioned here by a hash of
 //     their content: the snapshot every sink is handed (envoy-files.ts writes
 //     it as Envoy's files); and the same resources as served over ADS;
+//     keep-unchanged.ts then hands back the last build's objects for the
+//     parts that did not change, so that the work per part after it is done
+//     once per change, not once per build;
 //  3. grpc.ts: the served resources → what a proxyless gRPC client receives
 //     for the hosts it asks for.
 // The xds sink (src/dataplane/xds/resources.ts) serves steps 2 and 3 on demand.
@@ -15,6 +18,7 @@ import type { EdgeRouteV2 } from "../api/types.js";
 import { contentVersion } from "../envoy/content-hash.js";
 import type { EnvoyResources } from "../envoy/envoy-resources.js";
 import { envoyResources, type EnvoyOptions } from "./envoy.js";
+import { keepUnchanged } from "./keep-unchanged.js";
 import { translateRoutes, type EndpointsByService, type RouteOutcome } from "./model.js";
 import { NO_SECRETS, type TlsSecrets } from "./tls-secrets.js";
 
@@ -40,8 +44,10 @@ export function buildSnapshot(
   options: SnapshotOptions = {},
   // The referenced TLS Secrets' contents, checked at `options.now` (default: now).
   secrets: TlsSecrets = NO_SECRETS,
+  // The last build, whose unchanged parts are kept as objects (keep-unchanged.ts): same result, less work.
+  previous?: Snapshot,
 ): Snapshot {
   const model = translateRoutes(routes, endpoints, { secrets, now: options.now ?? new Date() });
-  const resources = envoyResources(model, options);
+  const resources = keepUnchanged(envoyResources(model, options), previous?.resources);
   return { version: contentVersion(resources), resources, outcomes: model.outcomes };
 }

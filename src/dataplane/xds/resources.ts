@@ -263,6 +263,11 @@ interface HostRoutes {
   readonly resource: XdsResource;
 }
 
+interface HostReach {
+  readonly clusters: readonly string[];
+  readonly routes: readonly string[];
+}
+
 interface EncodedHost {
   readonly key: string;
   readonly domains: readonly string[];
@@ -282,6 +287,14 @@ export class XdsEncoder {
   private nextHosts = new Map<string, Uint8Array>();
   /** The last snapshot's per-host route configurations: one whose virtual host is unchanged is kept. */
   private previousHostRoutes = new Map<string, HostRoutes>();
+  /**
+   * What was made of each object, by object: a part the build kept from the
+   * last snapshot (src/translate/keep-unchanged.ts) is found here without
+   * serializing it to find its key.
+   */
+  private readonly encodedHosts = new WeakMap<AdsVirtualHost, EncodedHost>();
+  private readonly encodedResources = new WeakMap<ResourceJson, { key: string; resource: XdsResource }>();
+  private readonly hostReach = new WeakMap<object, HostReach>();
 
   /**
    * Each virtual host is encoded once, and a virtual host that did not change
@@ -290,12 +303,29 @@ export class XdsEncoder {
    */
   private virtualHosts(rc: AdsRouteConfiguration): EncodedHost[] {
     return (rc.virtual_hosts ?? []).map((vh) => {
+      const known = this.encodedHosts.get(vh);
+      if (known !== undefined) return known;
       const key = jsonKey(vh);
       const bytes = this.previousHosts.get(key) ?? this.nextHosts.get(key) ?? encodeMessage(VIRTUAL_HOST, vh);
       const grpc = grpcVirtualHost(vh);
-      if (grpc === vh) return { key, domains: vh.domains, bytes };
-      return { key, domains: vh.domains, bytes, grpcBytes: encodeMessage(VIRTUAL_HOST, grpc) };
+      const host: EncodedHost =
+        grpc === vh
+          ? { key, domains: vh.domains, bytes }
+          : { key, domains: vh.domains, bytes, grpcBytes: encodeMessage(VIRTUAL_HOST, grpc) };
+      this.encodedHosts.set(vh, host);
+      return host;
     });
+  }
+
+  /** The clusters and route keys of a virtual host, as gRPC's client reaches them; once per object. */
+  private reachOf(vh: AdsVirtualHost): HostReach {
+    let reach = this.hostReach.get(vh);
+    if (reach === undefined) {
+      // What a gRPC client subscribes to: the clusters of the routes its form keeps.
+      reach = { clusters: clustersOfVirtualHost(grpcVirtualHost(vh)), routes: routesOfVirtualHost(vh) };
+      this.hostReach.set(vh, reach);
+    }
+    return reach;
   }
 
   /**
@@ -351,14 +381,19 @@ export class XdsEncoder {
   encode(snapshot: Snapshot): XdsSnapshot {
     const next = new Map<string, XdsResource>();
     const one = (name: string, json: ResourceJson): XdsResource => {
-      const key = jsonKey(json);
-      let r = this.previous.get(key) ?? next.get(key);
-      if (r === undefined) {
-        const any = encodeResource(json);
-        r = { name, version: shortHash(any.value), any };
+      let known = this.encodedResources.get(json);
+      if (known === undefined) {
+        const key = jsonKey(json);
+        let resource = this.previous.get(key) ?? next.get(key);
+        if (resource === undefined) {
+          const any = encodeResource(json);
+          resource = { name, version: shortHash(any.value), any };
+        }
+        known = { key, resource };
+        this.encodedResources.set(json, known);
       }
-      next.set(key, r);
-      return r;
+      next.set(known.key, known.resource);
+      return known.resource;
     };
     const { resources } = snapshot;
     const served = adsResources(resources);
@@ -401,12 +436,10 @@ export class XdsEncoder {
     const routesOfDomain = new Map<string, readonly string[]>();
     for (const c of resources.routeConfigurations)
       for (const vh of c.virtual_hosts ?? []) {
-        // What a gRPC client subscribes to: the clusters of the routes its form keeps.
-        const clusters = clustersOfVirtualHost(grpcVirtualHost(vh as AdsVirtualHost));
-        const keys = routesOfVirtualHost(vh);
+        const { clusters, routes } = this.reachOf(vh as AdsVirtualHost);
         for (const d of vh.domains) {
           clustersOfDomain.set(d, clusters);
-          routesOfDomain.set(d, keys);
+          routesOfDomain.set(d, routes);
         }
       }
     const types = typesOf(lists);
