@@ -2,11 +2,12 @@
 // content gives an equal version across processes and restarts, and an
 // unchanged version means there is nothing to push.
 //
-// It is a hash of hashes where the resources are many: each virtual host,
-// cluster and endpoint list is hashed on its own, and the version is the hash
-// of the whole with each of those written as its own hash. A part that kept
-// its object from the last build (translate/keep-unchanged.ts) keeps its hash
-// too, so a one-route change hashes one virtual host, not the whole table.
+// It is a hash of hashes where the resources are many: each route entry,
+// cluster and endpoint list is hashed on its own, each virtual host with its
+// entries written as their hashes, and the version is the hash of the whole
+// with each of those written as its own hash. A part that kept its object
+// from the last build (translate/keep-unchanged.ts) keeps its hash too, so a
+// one-route change hashes that route's entries and one host's list of hashes.
 
 import { createHash } from "node:crypto";
 import type { EnvoyResources, RouteConfiguration } from "./envoy-resources.js";
@@ -26,24 +27,36 @@ function partHash(part: object): string {
   return h;
 }
 
-function hashList(parts: readonly object[]): string {
+function hashList(parts: readonly object[], hash: (part: object) => string = partHash): string {
   let out = "[";
-  for (let i = 0; i < parts.length; i++) out += (i > 0 ? ',"' : '"') + partHash(parts[i] as object) + '"';
+  for (let i = 0; i < parts.length; i++) out += (i > 0 ? ',"' : '"') + hash(parts[i] as object) + '"';
   return `${out}]`;
+}
+
+/** A virtual host's hash: of its JSON with each route entry written as the entry's own hash. */
+function hostHash(vh: object & { readonly routes?: readonly object[] }): string {
+  let h = partHashes.get(vh);
+  if (h === undefined) {
+    const json = JSON.stringify(vh.routes === undefined ? vh : { ...vh, routes: vh.routes.map(partHash) });
+    h = createHash("sha256").update(json).digest("hex");
+    partHashes.set(vh, h);
+  }
+  return h;
 }
 
 /** A route configuration with each virtual host written as its hash; the fields in translate/envoy.ts's order. */
 function routeConfigurationJson(rc: RouteConfiguration): string {
   const hosts = rc.virtual_hosts;
   if (hosts === undefined) return JSON.stringify(rc);
-  return `{"@type":${JSON.stringify(rc["@type"])},"name":${JSON.stringify(rc.name)},"virtual_hosts":${hashList(hosts)}}`;
+  return `{"@type":${JSON.stringify(rc["@type"])},"name":${JSON.stringify(rc.name)},"virtual_hosts":${hashList(hosts, hostHash)}}`;
 }
 
 /**
  * The JSON the version is the hash of: the resources as JSON.stringify writes
  * them (canonical here, because envoy-resources.ts builds every object with a
- * fixed key order), except that each virtual host, cluster and endpoint list
- * stands as the hex SHA-256 of its own JSON.
+ * fixed key order), except that each cluster and endpoint list stands as the
+ * hex SHA-256 of its own JSON, and each virtual host as the hex SHA-256 of its
+ * JSON with each route entry standing as the hex SHA-256 of the entry's JSON.
  */
 export function contentJson(resources: EnvoyResources): string {
   return (

@@ -241,31 +241,39 @@ export function adsRouteConfiguration(rc: RouteConfiguration): AdsRouteConfigura
 function adsVirtualHost(vh: VirtualHost | RedirectVirtualHost): AdsVirtualHost {
   return once(adsHosts, vh, () => ({
     ...vh,
-    routes: vh.routes.flatMap((r): (AdsRoute | AdsRedirectRoute | RedirectRoute)[] => {
-      if ("redirect" in r) {
-        if (!("path_separated_prefix" in r.match)) return [r];
-        const { path_separated_prefix: p, ...conditions } = r.match;
-        return [
-          { ...r, match: { path: p, ...conditions } },
-          { ...r, match: { prefix: `${p}/`, ...conditions } },
-        ];
-      }
-      const route = withStreamDuration(r.route);
-      if (!("path_separated_prefix" in r.match)) return [{ ...r, route }];
-      const { path_separated_prefix: p, ...conditions } = r.match;
-      const edits = entryEdits(r);
-      if (edits === undefined)
-        return [
-          { name: r.name, match: { path: p, ...conditions }, route },
-          { name: r.name, match: { prefix: `${p}/`, ...conditions }, route },
-        ];
-      return [
-        { name: r.name, match: { path: p, ...conditions }, route, ...edits },
-        { name: r.name, match: { prefix: `${p}/`, ...conditions }, route, ...edits },
-      ];
-    }),
+    routes: (vh.routes as readonly (EnvoyRoute | RedirectRoute)[]).flatMap(adsEntries),
   }));
 }
+
+type AdsEntry = AdsRoute | AdsRedirectRoute | RedirectRoute;
+
+/** A route entry in its ADS form (two for a whole-segment prefix), made once per entry object, as hosts are. */
+function adsEntries(r: EnvoyRoute | RedirectRoute): readonly AdsEntry[] {
+  return once(adsEntryForms, r, (): readonly AdsEntry[] => {
+    if ("redirect" in r) {
+      if (!("path_separated_prefix" in r.match)) return [r];
+      const { path_separated_prefix: p, ...conditions } = r.match;
+      return [
+        { ...r, match: { path: p, ...conditions } },
+        { ...r, match: { prefix: `${p}/`, ...conditions } },
+      ];
+    }
+    const route = withStreamDuration(r.route);
+    if (!("path_separated_prefix" in r.match)) return [{ ...r, route }];
+    const { path_separated_prefix: p, ...conditions } = r.match;
+    const edits = entryEdits(r);
+    if (edits === undefined)
+      return [
+        { name: r.name, match: { path: p, ...conditions }, route },
+        { name: r.name, match: { prefix: `${p}/`, ...conditions }, route },
+      ];
+    return [
+      { name: r.name, match: { path: p, ...conditions }, route, ...edits },
+      { name: r.name, match: { prefix: `${p}/`, ...conditions }, route, ...edits },
+    ];
+  });
+}
+const adsEntryForms = new WeakMap<EnvoyRoute | RedirectRoute, readonly AdsEntry[]>();
 const adsHosts = new WeakMap<VirtualHost | RedirectVirtualHost, AdsVirtualHost>();
 
 /** A route entry's header edits, or undefined when it has none. */

@@ -118,7 +118,7 @@ describe("keepUnchanged", () => {
     }
   });
 
-  it("keeps the objects of the virtual hosts and clusters that did not change, and only those", () => {
+  it("keeps the objects of the virtual hosts, entries and clusters that did not change, and only those", () => {
     const route = (name: string, host: string, path: string, service: string): EdgeRouteV2 => ({
       apiVersion: "net.10xdev.io/v2",
       kind: "EdgeRoute",
@@ -133,20 +133,19 @@ describe("keepUnchanged", () => {
         ],
       },
     });
-    const one = buildSnapshot(
-      [route("x", "x.example.com", "/x", "a"), route("y", "y.example.com", "/y", "b")],
-      services,
-    );
-    const two = buildSnapshot(
-      [route("x", "x.example.com", "/x", "a"), route("y", "y.example.com", "/y2", "b")],
-      services,
-      {},
-      undefined,
-      one,
-    );
+    const x = route("x", "x.example.com", "/x", "a");
+    const z = route("z", "y.example.com", "/z", "b");
+    const one = buildSnapshot([x, route("y", "y.example.com", "/y", "b"), z], services);
+    const two = buildSnapshot([x, route("y", "y.example.com", "/y2", "b"), z], services, {}, undefined, one);
     const hosts = (s: Snapshot) => s.resources.routeConfigurations[0]?.virtual_hosts ?? [];
-    expect(hosts(two)[0]).toBe(hosts(one)[0]);
-    expect(hosts(two)[1]).not.toBe(hosts(one)[1]);
+    const [x1, y1] = hosts(one);
+    const [x2, y2] = hosts(two);
+    expect(x2).toBe(x1);
+    expect(y2).not.toBe(y1);
+    // In the changed host, z's entry is the one it had; y's is new.
+    const entry = (vh: typeof y1, name: string) => vh?.routes.find((r) => r.name === name);
+    expect(entry(y2, "ns/z/r0/m0")).toBe(entry(y1, "ns/z/r0/m0"));
+    expect(entry(y2, "ns/y/r0/m0")).not.toBe(entry(y1, "ns/y/r0/m0"));
     expect(two.resources.clusters).toEqual(one.resources.clusters);
     two.resources.clusters.forEach((c, i) => expect(c).toBe(one.resources.clusters[i]));
     expect(two.version).not.toBe(one.version);

@@ -1,5 +1,5 @@
-// The last step of a build: every virtual host, cluster and endpoint list
-// equal to one of the previous snapshot keeps the previous object. The
+// The last step of a build: every virtual host, route entry, cluster and
+// endpoint list equal to one of the previous snapshot keeps the previous object. The
 // resources are the same JSON either way; what changes is that an unchanged
 // part is the same object as before, so the work done per object further on
 // (the content hash, the ADS form, the protobuf encoding: content-hash.ts,
@@ -58,10 +58,7 @@ export function keepUnchanged(next: EnvoyResources, previous: EnvoyResources | u
     if (hosts === undefined) return rc;
     return {
       ...rc,
-      virtual_hosts: hosts.map((vh) => {
-        const before = oldHosts.get(`${rc.name}\0${vh.name}`);
-        return before !== undefined && sameJson(before, vh) ? before : vh;
-      }),
+      virtual_hosts: hosts.map((vh) => keepHost(vh, oldHosts.get(`${rc.name}\0${vh.name}`))),
     };
   });
   return {
@@ -74,6 +71,27 @@ export function keepUnchanged(next: EnvoyResources, previous: EnvoyResources | u
       (c: ClusterLoadAssignment) => c.cluster_name,
     ),
   };
+}
+
+/**
+ * The host as it was when equal; else the host with each of its route
+ * entries that did not change kept (entry names are unique within a host),
+ * so that only the entries that changed are encoded again.
+ */
+function keepHost(vh: AnyVirtualHost, before: AnyVirtualHost | undefined): AnyVirtualHost {
+  if (before === undefined) return vh;
+  if (sameJson(before, vh)) return before;
+  type Entry = AnyVirtualHost["routes"][number];
+  const old = new Map<string, Entry>();
+  for (const r of before.routes) old.set(r.name, r);
+  let kept = 0;
+  const routes = vh.routes.map((r: Entry): Entry => {
+    const b = old.get(r.name);
+    if (b === undefined || !sameJson(b, r)) return r;
+    kept++;
+    return b;
+  });
+  return kept === 0 ? vh : ({ ...vh, routes } as AnyVirtualHost);
 }
 
 function keepByName<T>(next: readonly T[], previous: readonly T[], nameOf: (t: T) => string): readonly T[] {

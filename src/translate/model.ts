@@ -197,6 +197,17 @@ function rejection(key: string, route: EdgeRouteV2, endpoints: EndpointsByServic
   return { key, accepted: false, reason: check.reason, message: check.message };
 }
 
+/** isWellShaped, once per route object: the cache hands a build the same object until the route changes. */
+function wellShaped(route: EdgeRouteV2): boolean {
+  let ok = shapes.get(route);
+  if (ok === undefined) {
+    ok = isWellShaped(route);
+    shapes.set(route, ok);
+  }
+  return ok;
+}
+const shapes = new WeakMap<EdgeRouteV2, boolean>();
+
 function sortedRoutes(host: HostRoutes): EnvoyRoute[] {
   const { keys, routes } = host;
   const order = keys.map((_, i) => i).sort((a, b) => (keys[a] as number) - (keys[b] as number));
@@ -316,7 +327,7 @@ function claimRoutes(
     const outcomeIndex = keyRank[index] as number;
     forms.length = 0;
     if (
-      !isWellShaped(route) ||
+      !wellShaped(route) ||
       !appendForms(route.metadata.namespace ?? "", route.spec.rules, ruleActions, forms)
     ) {
       outcomes[outcomeIndex] = rejection(key, route, endpoints);

@@ -219,6 +219,8 @@ export function routesOfListeners(snapshot: XdsSnapshot, listeners: Names): "*" 
 
 const VIRTUAL_HOST = "envoy.config.route.v3.VirtualHost";
 const VIRTUAL_HOSTS_FIELD = fieldNumber(TYPE_URL.routeConfiguration, "virtual_hosts");
+const ROUTE = "envoy.config.route.v3.Route";
+const ROUTES_KEY = fieldKey(fieldNumber(VIRTUAL_HOST, "routes"));
 
 function shortHash(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex").slice(0, 16);
@@ -277,14 +279,13 @@ interface EncodedHost {
 }
 
 /**
- * Encoded resources are kept from one snapshot to the next by their JSON's hash:
- * a one-route change re-encodes the route configuration and what changed,
- * not ten thousand clusters.
+ * Encoded resources are kept from one snapshot to the next: by object (a part
+ * the build kept, src/translate/keep-unchanged.ts), else by their JSON's hash.
+ * A one-route change encodes that route's entries and splices the route
+ * configuration, not ten thousand clusters or routes.
  */
 export class XdsEncoder {
   private previous = new Map<string, XdsResource>();
-  private previousHosts = new Map<string, Uint8Array>();
-  private nextHosts = new Map<string, Uint8Array>();
   /** The last snapshot's per-host route configurations: one whose virtual host is unchanged is kept. */
   private previousHostRoutes = new Map<string, HostRoutes>();
   /**
@@ -295,26 +296,51 @@ export class XdsEncoder {
   private readonly encodedHosts = new WeakMap<AdsVirtualHost, EncodedHost>();
   private readonly encodedResources = new WeakMap<ResourceJson, { key: string; resource: XdsResource }>();
   private readonly hostReach = new WeakMap<object, HostReach>();
+  private readonly encodedEntries = new WeakMap<AdsVirtualHost["routes"][number], Uint8Array>();
 
   /**
-   * Each virtual host is encoded once, and a virtual host that did not change
-   * keeps its bytes from the last snapshot: a one-route change encodes one host.
-   * Answers them by domain, in order.
+   * Each virtual host is encoded once per object, and spliced from its
+   * entries' bytes (virtualHostBytes): a host that did not change keeps its
+   * bytes from the last snapshot, and one that did costs its new entries.
    */
   private virtualHosts(rc: AdsRouteConfiguration): EncodedHost[] {
     return (rc.virtual_hosts ?? []).map((vh) => {
       const known = this.encodedHosts.get(vh);
       if (known !== undefined) return known;
-      const key = jsonKey(vh);
-      const bytes = this.previousHosts.get(key) ?? this.nextHosts.get(key) ?? encodeMessage(VIRTUAL_HOST, vh);
+      const bytes = this.virtualHostBytes(vh);
+      // Its bytes say what it is: equal keys, equal bytes served.
+      const key = shortHash(bytes);
       const grpc = grpcVirtualHost(vh);
       const host: EncodedHost =
         grpc === vh
           ? { key, domains: vh.domains, bytes }
-          : { key, domains: vh.domains, bytes, grpcBytes: encodeMessage(VIRTUAL_HOST, grpc) };
+          : { key, domains: vh.domains, bytes, grpcBytes: this.virtualHostBytes(grpc) };
       this.encodedHosts.set(vh, host);
       return host;
     });
+  }
+
+  /**
+   * encodeMessage(VirtualHost, vh), from the bytes of its route entries, each
+   * encoded once per entry object: a host where one route changed encodes
+   * that route's entries, not the host's thousand others. Protobuf writes
+   * fields in number order (name 1, domains 2, routes 3), so the head and
+   * then each entry as a repeated field are the same bytes; a host with any
+   * other field is encoded whole. test/unit/xds.golden.test.ts checks them.
+   */
+  virtualHostBytes(vh: AdsVirtualHost): Uint8Array {
+    const { routes, ...head } = vh;
+    for (const k in head) if (k !== "name" && k !== "domains") return encodeMessage(VIRTUAL_HOST, vh);
+    const parts: Uint8Array[] = [encodeMessage(VIRTUAL_HOST, head)];
+    for (const r of routes) {
+      let bytes = this.encodedEntries.get(r);
+      if (bytes === undefined) {
+        bytes = encodeMessage(ROUTE, r);
+        this.encodedEntries.set(r, bytes);
+      }
+      parts.push(ROUTES_KEY, varint(bytes.byteLength), bytes);
+    }
+    return Buffer.concat(parts);
   }
 
   /** The clusters and route keys of a virtual host, as gRPC's client reaches them; once per object. */
@@ -330,7 +356,8 @@ export class XdsEncoder {
 
   /**
    * The route configuration, after which its virtual hosts' bytes are kept as
-   * views into its own: one copy of every virtual host is held, not two.
+   * views into its own: one copy of every virtual host is held, not two (and
+   * one of each entry, which a changed host is spliced from).
    */
   private routeConfiguration(name: string, hosts: EncodedHost[]): XdsResource {
     const r = routeConfigResource(
@@ -344,7 +371,6 @@ export class XdsEncoder {
       const len = h.bytes.byteLength;
       h.bytes = value.subarray(end - len, end);
       end -= len + varint(len).byteLength + fieldKey(VIRTUAL_HOSTS_FIELD).byteLength;
-      this.nextHosts.set(h.key, h.bytes);
     }
     return r;
   }
@@ -412,8 +438,6 @@ export class XdsEncoder {
       [TYPE_URL.routeConfiguration]: routeConfigs,
     };
     this.previous = next;
-    this.previousHosts = this.nextHosts;
-    this.nextHosts = new Map();
     const made = new Map<string, HostRoutes>();
     const hostRoutes = this.hostRoutesOf(byDomain, made, this.previousHostRoutes);
     this.previousHostRoutes = made;
@@ -506,7 +530,7 @@ let noRoutes: EncodedHost | undefined;
 /** The catch-all virtual host without routes, encoded once. */
 function noRoutesVirtualHost(): EncodedHost {
   return (noRoutes ??= {
-    key: jsonKey(NO_ROUTES),
+    key: shortHash(encodeMessage(VIRTUAL_HOST, NO_ROUTES)),
     domains: NO_ROUTES.domains,
     bytes: encodeMessage(VIRTUAL_HOST, NO_ROUTES),
   });
