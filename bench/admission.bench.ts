@@ -12,12 +12,18 @@
 // measured from that due time to the end of the answer (so a stalled server
 // or a late client timer shows up in the figures, instead of being hidden by
 // a client that waits: no coordinated omission). HTTPS keep-alive on loopback.
-// The machine is shared, so background load drifts from second to second: at
-// each rate the three targets take turns in short slices (SLICE_SECONDS each,
-// the order rotating), and each target's percentiles are taken over all its
-// slices of the run. The whole sweep is repeated RUNS times.
+// The machine is shared, so background load drifts from second to second, and
+// a p99 is decided by a few stalls (a collection, the scheduler): at each rate
+// the three targets' requests are interleaved one by one in one schedule
+// (request i to target i mod 3, RATE requests a second in all), so a stall
+// falls on each target alike and the ratio of two p99s says what the webhook
+// adds. SCHEDULE=slices is the earlier way: each target alone at RATE in short
+// slices (SLICE_SECONDS each, the order rotating), percentiles over all its
+// slices; a stall then counts for whichever target's slice it fell in. Either
+// way each target gets the same number of requests and the sweep is repeated
+// RUNS times.
 //
-// Run: npm run bench:admission   (RUNS, SLICES, SLICE_SECONDS, RATES, MAX_LOAD to change the defaults)
+// Run: npm run bench:admission   (RUNS, SLICES, SLICE_SECONDS, RATES, SCHEDULE, MAX_LOAD to change the defaults)
 
 import { fork } from "node:child_process";
 import https from "node:https";
@@ -37,6 +43,12 @@ const RUNS = Number(process.env.RUNS ?? 3);
 const SLICES = Number(process.env.SLICES ?? 4);
 const SLICE_SECONDS = Number(process.env.SLICE_SECONDS ?? 1);
 const RATES = (process.env.RATES ?? "500,1000,2000").split(",").map(Number);
+/**
+ * interleaved (the default): at each rate one schedule of RATE requests a
+ * second for SLICES x SLICE_SECONDS x 3 seconds, request i to target i mod 3;
+ * slices: each target alone at RATE for SLICE_SECONDS at a time, in turn.
+ */
+const SCHEDULE = process.env.SCHEDULE === "slices" ? "slices" : "interleaved";
 const WARMUP_SECONDS = 1;
 /** Wait (up to 10 min) for the 1-minute load average to fall below this before starting; 0: start at once. */
 const MAX_LOAD = Number(process.env.MAX_LOAD ?? 0);
@@ -187,18 +199,29 @@ function post(agent: https.Agent, port: number, path: string, body: string): Pro
   });
 }
 
-/** Sends `rate` requests a second for `seconds`, each at its own due time, and waits for the answers. */
+/**
+ * Sends `rate` requests a second for `seconds`, each at its own due time, and
+ * waits for the answers. Request i goes to targets[i % targets.length]: with
+ * several targets they share one schedule, so a stall of the machine falls on
+ * each of them alike.
+ */
 async function openLoop(
   agent: https.Agent,
   port: number,
-  target: Target,
+  targets: readonly Target[],
   rate: number,
   seconds: number,
   body: string,
-): Promise<Segment> {
+): Promise<Segment[]> {
   const total = Math.round(rate * seconds);
-  const latencies: number[] = [];
-  let failed = 0;
+  const segments = targets.map((target): Segment => ({
+    target,
+    rate: rate / targets.length,
+    sent: 0,
+    latencies: [],
+    failed: 0,
+    lost: 0,
+  }));
   let done = 0;
   let next = 0;
   const start = performance.now() + 5;
@@ -206,17 +229,22 @@ async function openLoop(
   let finish: () => void = () => undefined;
   const allDone = new Promise<void>((resolve) => (finish = resolve));
 
-  const fire = (due: number): void => {
-    void post(agent, port, target, body).then((ok) => {
-      if (ok) latencies.push(performance.now() - due);
-      else failed++;
+  const fire = (i: number, due: number): void => {
+    const seg = segments[i % segments.length] as Segment;
+    seg.sent++;
+    void post(agent, port, seg.target, body).then((ok) => {
+      if (ok) seg.latencies.push(performance.now() - due);
+      else seg.failed++;
       if (++done === total) finish();
     });
   };
   // A timer wakes about every millisecond and sends everything due by then.
   const tick = (): void => {
     const now = performance.now();
-    while (next < total && start + next * intervalMs <= now) fire(start + next++ * intervalMs);
+    while (next < total && start + next * intervalMs <= now) {
+      fire(next, start + next * intervalMs);
+      next++;
+    }
     if (next < total) setTimeout(tick, Math.max(0, start + next * intervalMs - performance.now() - 0.5));
   };
   setTimeout(tick, 5);
@@ -224,7 +252,10 @@ async function openLoop(
     setTimeout(resolve, seconds * 1000 + DRAIN_MS + 10).unref(),
   );
   await Promise.race([allDone, deadline]);
-  return { target, rate, sent: next, latencies, failed, lost: total - done };
+  for (const seg of segments) seg.lost = seg.sent - seg.latencies.length - seg.failed;
+  // Due but never sent (the deadline came first) is lost too.
+  for (let i = next; i < total; i++) (segments[i % segments.length] as Segment).lost++;
+  return segments;
 }
 
 /** The server's own work per review, in-process and without HTTP: parse + decide + stringify, µs. */
@@ -305,24 +336,37 @@ async function main(): Promise<void> {
         .join(" ")}`,
     );
     console.log(
-      `body ${body.length} bytes; ${RUNS} runs x rates ${RATES.join(", ")} req/s x ${SLICES} slices of ${SLICE_SECONDS}s per target\n`,
+      `body ${body.length} bytes; ${RUNS} runs x rates ${RATES.join(", ")} req/s; schedule ${SCHEDULE}: ${SCHEDULE === "interleaved" ? `${SLICES * SLICE_SECONDS * TARGETS.length}s, the targets in turn request by request` : `${SLICES} slices of ${SLICE_SECONDS}s per target`}\n`,
     );
     const cost = await inProcess(body);
     console.log(
       `in-process cost per review (parse + decide + stringify), µs: ${TARGETS.map((t) => `${t} ${fmt(cost[t], 1)}`).join(", ")}\n`,
     );
     // Warm up the JIT and open the keep-alive connections.
-    for (const t of TARGETS) await openLoop(agent, ready.port, t, 500, WARMUP_SECONDS, body);
+    for (const t of TARGETS) await openLoop(agent, ready.port, [t], 500, WARMUP_SECONDS, body);
     for (let run = 1; run <= RUNS; run++) {
       for (const rate of RATES) {
         const slices = new Map<Target, Segment[]>(TARGETS.map((t) => [t, []]));
-        for (let k = 0; k < SLICES; k++) {
-          for (let j = 0; j < TARGETS.length; j++) {
-            const target = TARGETS[(j + k) % TARGETS.length] as Target;
-            slices.get(target)?.push(await openLoop(agent, ready.port, target, rate, SLICE_SECONDS, body));
-            await new Promise((r) => setTimeout(r, 100));
+        if (SCHEDULE === "interleaved")
+          // The same wall time, load and samples per target as the slices below.
+          for (const seg of await openLoop(
+            agent,
+            ready.port,
+            TARGETS,
+            rate,
+            SLICES * SLICE_SECONDS * TARGETS.length,
+            body,
+          ))
+            slices.get(seg.target)?.push(seg);
+        else
+          for (let k = 0; k < SLICES; k++) {
+            for (let j = 0; j < TARGETS.length; j++) {
+              const target = TARGETS[(j + k) % TARGETS.length] as Target;
+              for (const seg of await openLoop(agent, ready.port, [target], rate, SLICE_SECONDS, body))
+                slices.get(target)?.push(seg);
+              await new Promise((r) => setTimeout(r, 100));
+            }
           }
-        }
         for (const target of TARGETS) {
           const r = row(slices.get(target) ?? []);
           results.set(key(target, rate), [...(results.get(key(target, rate)) ?? []), r]);
