@@ -15,6 +15,15 @@ describe("serve's data-plane flags", () => {
     expect(parse(["--debug-routes"]).debugRoutes).toBe(true);
   });
 
+  it("space the serve loop's builds 100 ms apart, 1 s while admission is busy, unless told otherwise", () => {
+    expect(parse([])).toMatchObject({ xdsPushIntervalMs: 100, xdsBusyPushIntervalMs: 1000 });
+    expect(parse(["--xds-push-interval", "0", "--xds-busy-push-interval", "500ms"])).toMatchObject({
+      xdsPushIntervalMs: 0,
+      xdsBusyPushIntervalMs: 500,
+    });
+    expect(() => parse(["--xds-busy-push-interval", "soon"])).toThrow("--xds-busy-push-interval");
+  });
+
   it("take a plaintext ADS port and a client CA beside the TLS port, for the xds sink", () => {
     const o = parse([
       "--dataplane",

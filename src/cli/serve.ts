@@ -66,6 +66,15 @@ ${clusterFlagsHelp()}
                             tls.key, ca.crt): created, renewed with the CA
   --xds-ack-timeout DUR     xds: how long a push waits for every connected
                             client's ACK before it says Pending (default 10s)
+  --xds-push-interval DUR   xds: least time between two builds of the snapshot
+                            the clients are served: the first change after
+                            this long without one is built and pushed at once,
+                            later ones fold into the next build (default 100ms)
+  --xds-busy-push-interval DUR
+                            xds: the same while admission is busy (50 webhook
+                            calls a second or more), so that builds leave the
+                            event loop to the webhooks; a change then waits at
+                            most this plus one build (default 1s)
   --xds-forget-unreachable-after DUR
                             xds: how long a client whose connection went
                             silent (no FIN: a partition, a lost node) still
@@ -163,6 +172,8 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "xds-client-cert-secret": { type: "string" },
       "debug-routes": { type: "boolean", default: false },
       "xds-ack-timeout": { type: "string", default: "10s" },
+      "xds-push-interval": { type: "string", default: "100ms" },
+      "xds-busy-push-interval": { type: "string", default: "1s" },
       "xds-forget-unreachable-after": { type: "string", default: "10m" },
       "client-ca": { type: "string" },
       "shutdown-delay": { type: "string", default: "0" },
@@ -246,6 +257,8 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     xdsClientAuth,
     debugRoutes: values["debug-routes"] ?? false,
     xdsAckTimeoutMs: parseDuration("--xds-ack-timeout", values["xds-ack-timeout"]),
+    xdsPushIntervalMs: parseDuration("--xds-push-interval", values["xds-push-interval"]),
+    xdsBusyPushIntervalMs: parseDuration("--xds-busy-push-interval", values["xds-busy-push-interval"]),
     xdsForgetUnreachableAfterMs: parseDuration(
       "--xds-forget-unreachable-after",
       values["xds-forget-unreachable-after"],

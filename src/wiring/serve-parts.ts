@@ -62,6 +62,10 @@ export interface ServeConfig {
   /** --xds-client-auth: mutual TLS on the TLS ADS port, or none. */
   xdsClientAuth: "required" | "none";
   xdsAckTimeoutMs: number;
+  /** --xds-push-interval: least time between two builds the serve loop pushes. */
+  xdsPushIntervalMs: number;
+  /** --xds-busy-push-interval: the same while admission is busy. */
+  xdsBusyPushIntervalMs: number;
   xdsForgetUnreachableAfterMs: number;
   debugRoutes: boolean;
   /** --cert-secret: the key pair lives in a Secret instead of files. */
@@ -209,7 +213,14 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
   });
   if (xds) {
     // Every replica serving xDS serves its own cache's snapshot, /reconcile or not.
-    closers.push(snapshots.serve(cache, xds, { log, busy: admissionBusy }));
+    closers.push(
+      snapshots.serve(cache, xds, {
+        log,
+        busy: admissionBusy,
+        minIntervalMs: config.xdsPushIntervalMs,
+        busyIntervalMs: config.xdsBusyPushIntervalMs,
+      }),
+    );
   }
   const events = kubeEventRecorder(kube, log);
   closers.push(watchCertificateExpiry(cache, events, config, log, registry));
