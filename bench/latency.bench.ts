@@ -12,7 +12,7 @@
 //    change's wait from POST to ACKed and to Programmed.
 //
 // npm run bench:latency [-- --routes 1000,10000 --singles 20 --burst 1000
-//   --churn-rate 50 --churn-seconds 60]
+//   --churn-rate 50 --churn-seconds 60 --serve-args="--xds-busy-push-interval 500ms"]
 // CPU_PROF_DIR: write `serve`'s CPU profiles there, one per phase
 // (serve-PID-1: start and the routes already there, -2: the singles, -3: the
 // burst, -4: the churn; serve-PID: the rest).
@@ -43,6 +43,8 @@ const { values } = parseArgs({
     burst: { type: "string", default: "1000" },
     "churn-rate": { type: "string", default: "50" },
     "churn-seconds": { type: "string", default: "60" },
+    // More flags for serve, split on spaces (e.g. "--xds-busy-push-interval 500ms").
+    "serve-args": { type: "string", default: "" },
   },
 });
 const SIZES = values.routes.split(",").map(Number);
@@ -265,7 +267,14 @@ async function runSize(size: number): Promise<void> {
   process.stderr.write(`watcher metrics: http://127.0.0.1:${watcherMetrics}/metrics\n`);
   const stack = await startOperatorStack(cp, {
     storageVersion: "v2",
-    serveArgs: ["--dataplane", "xds", "--xds-listen", `127.0.0.1:${adsPort}`, "--xds-plaintext"],
+    serveArgs: [
+      "--dataplane",
+      "xds",
+      "--xds-listen",
+      `127.0.0.1:${adsPort}`,
+      "--xds-plaintext",
+      ...values["serve-args"].split(" ").filter((a) => a !== ""),
+    ],
     watchArgs: ["--no-leader-elect", "--resync", "0", "--metrics-listen", `127.0.0.1:${watcherMetrics}`],
     ...(CPU_PROF_DIR
       ? {
