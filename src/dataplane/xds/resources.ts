@@ -333,12 +333,14 @@ export class XdsEncoder {
     for (const k in head) if (k !== "name" && k !== "domains") return encodeMessage(VIRTUAL_HOST, vh);
     const parts: Uint8Array[] = [encodeMessage(VIRTUAL_HOST, head)];
     for (const r of routes) {
-      let bytes = this.encodedEntries.get(r);
-      if (bytes === undefined) {
-        bytes = encodeMessage(ROUTE, r);
-        this.encodedEntries.set(r, bytes);
+      // Kept framed (field key, length, message): one piece per entry to splice.
+      let framed = this.encodedEntries.get(r);
+      if (framed === undefined) {
+        const bytes = encodeMessage(ROUTE, r);
+        framed = Buffer.concat([ROUTES_KEY, varint(bytes.byteLength), bytes]);
+        this.encodedEntries.set(r, framed);
       }
-      parts.push(ROUTES_KEY, varint(bytes.byteLength), bytes);
+      parts.push(framed);
     }
     return Buffer.concat(parts);
   }
