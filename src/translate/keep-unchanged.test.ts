@@ -8,24 +8,14 @@ import { describe, expect, it } from "vitest";
 import { goldenCases, goldenInput, GOLDEN_NOW } from "../../test/golden/xds-cases.js";
 import type { EdgeRouteV2, RouteRule } from "../api/types.js";
 import { XdsEncoder, type XdsSnapshot } from "../dataplane/xds/resources.js";
-import { endpointsByService, type ServiceEndpoints } from "../routing/service-endpoints.js";
+import { endpoints, NS, PORT } from "../../test/xds/fixtures.js";
 import { keepUnchanged, sameJson } from "./keep-unchanged.js";
 import { buildSnapshot, type Snapshot, type SnapshotOptions } from "./snapshot.js";
 
 const ADS: SnapshotOptions = { configSource: { kind: "ads" }, now: GOLDEN_NOW };
 
-const services: ReadonlyMap<string, ServiceEndpoints> = endpointsByService(
-  ["a", "b"].map((name) => ({
-    metadata: { namespace: "ns", name },
-    spec: { ports: [{ name: "http", port: 80 }] },
-  })),
-  ["a", "b"].map((name, i) => ({
-    metadata: { namespace: "ns", name: `${name}-1`, labels: { "kubernetes.io/service-name": name } },
-    addressType: "IPv4",
-    ports: [{ name: "http", port: 8080 }],
-    endpoints: [{ addresses: [`10.0.${i}.1`], conditions: { ready: true } }],
-  })),
-);
+// Services a and b on PORT; "missing" and port 81 do not exist.
+const services = endpoints({ a: [8080], b: [8081] });
 
 const ruleArb: fc.Arbitrary<RouteRule> = fc.record({
   matches: fc.array(
@@ -38,7 +28,7 @@ const ruleArb: fc.Arbitrary<RouteRule> = fc.record({
     { minLength: 1, maxLength: 2 },
   ),
   backends: fc.array(
-    fc.record({ name: fc.constantFrom("a", "b", "missing"), port: fc.constantFrom(80, 81) }),
+    fc.record({ name: fc.constantFrom("a", "b", "missing"), port: fc.constantFrom(PORT, 81) }),
     { minLength: 1, maxLength: 2 },
   ),
   timeout: fc.option(fc.constantFrom("1s", "15s"), { nil: undefined }),
@@ -60,7 +50,7 @@ const routesArb: fc.Arbitrary<EdgeRouteV2[]> = fc
     rs.map((r): EdgeRouteV2 => ({
       apiVersion: "net.10xdev.io/v2",
       kind: "EdgeRoute",
-      metadata: { namespace: "ns", name: r.name, creationTimestamp: `2025-01-0${r.day}T00:00:00Z` },
+      metadata: { namespace: NS, name: r.name, creationTimestamp: `2025-01-0${r.day}T00:00:00Z` },
       spec: { hostnames: r.hostnames, rules: r.rules.map((rule) => JSON.parse(JSON.stringify(rule))) },
     })),
   );
@@ -122,13 +112,13 @@ describe("keepUnchanged", () => {
     const route = (name: string, host: string, path: string, service: string): EdgeRouteV2 => ({
       apiVersion: "net.10xdev.io/v2",
       kind: "EdgeRoute",
-      metadata: { namespace: "ns", name, creationTimestamp: "2025-01-01T00:00:00Z" },
+      metadata: { namespace: NS, name, creationTimestamp: "2025-01-01T00:00:00Z" },
       spec: {
         hostnames: [host],
         rules: [
           {
             matches: [{ path: { type: "PathPrefix", value: path } }],
-            backends: [{ name: service, port: 80 }],
+            backends: [{ name: service, port: PORT }],
           },
         ],
       },
@@ -144,8 +134,8 @@ describe("keepUnchanged", () => {
     expect(y2).not.toBe(y1);
     // In the changed host, z's entry is the one it had; y's is new.
     const entry = (vh: typeof y1, name: string) => vh?.routes.find((r) => r.name === name);
-    expect(entry(y2, "ns/z/r0/m0")).toBe(entry(y1, "ns/z/r0/m0"));
-    expect(entry(y2, "ns/y/r0/m0")).not.toBe(entry(y1, "ns/y/r0/m0"));
+    expect(entry(y2, `${NS}/z/r0/m0`)).toBe(entry(y1, `${NS}/z/r0/m0`));
+    expect(entry(y2, `${NS}/y/r0/m0`)).not.toBe(entry(y1, `${NS}/y/r0/m0`));
     expect(two.resources.clusters).toEqual(one.resources.clusters);
     two.resources.clusters.forEach((c, i) => expect(c).toBe(one.resources.clusters[i]));
     expect(two.version).not.toBe(one.version);
