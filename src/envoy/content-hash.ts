@@ -11,6 +11,7 @@
 
 import { createHash } from "node:crypto";
 import type { EnvoyResources, RouteConfiguration } from "./envoy-resources.js";
+import { perObject } from "../api/per-object.js";
 
 export const VERSION_LENGTH = 16;
 
@@ -19,12 +20,11 @@ const partHashes = new WeakMap<object, string>();
 
 /** The hex SHA-256 of a part's JSON. */
 function partHash(part: object): string {
-  let h = partHashes.get(part);
-  if (h === undefined) {
-    h = createHash("sha256").update(JSON.stringify(part)).digest("hex");
-    partHashes.set(part, h);
-  }
-  return h;
+  return perObject(partHashes, part, () => sha256(JSON.stringify(part)));
+}
+
+function sha256(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
 }
 
 function hashList(parts: readonly object[], hash: (part: object) => string = partHash): string {
@@ -35,13 +35,9 @@ function hashList(parts: readonly object[], hash: (part: object) => string = par
 
 /** A virtual host's hash: of its JSON with each route entry written as the entry's own hash. */
 function hostHash(vh: object & { readonly routes?: readonly object[] }): string {
-  let h = partHashes.get(vh);
-  if (h === undefined) {
-    const json = JSON.stringify(vh.routes === undefined ? vh : { ...vh, routes: vh.routes.map(partHash) });
-    h = createHash("sha256").update(json).digest("hex");
-    partHashes.set(vh, h);
-  }
-  return h;
+  return perObject(partHashes, vh, () =>
+    sha256(JSON.stringify(vh.routes === undefined ? vh : { ...vh, routes: vh.routes.map(partHash) })),
+  );
 }
 
 /** A route configuration with each virtual host written as its hash; the fields in translate/envoy.ts's order. */
@@ -70,5 +66,5 @@ export function contentJson(resources: EnvoyResources): string {
 
 /** The first 16 hex digits of the SHA-256 of contentJson. */
 export function contentVersion(resources: EnvoyResources): string {
-  return createHash("sha256").update(contentJson(resources)).digest("hex").slice(0, VERSION_LENGTH);
+  return sha256(contentJson(resources)).slice(0, VERSION_LENGTH);
 }

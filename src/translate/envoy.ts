@@ -48,6 +48,7 @@ import {
   type VirtualHost,
 } from "../envoy/envoy-resources.js";
 import { TLS12_CIPHER_SUITES } from "../envoy/tls-ciphers.js";
+import { perObject } from "../api/per-object.js";
 import { compareHostnames } from "../routing/route-order.js";
 import type { RouteModel } from "./model.js";
 import type { TlsModel } from "./tls-hosts.js";
@@ -239,7 +240,7 @@ export function adsRouteConfiguration(rc: RouteConfiguration): AdsRouteConfigura
 
 /** A virtual host in its ADS form, made once per object: a host kept from the last build (keep-unchanged.ts) keeps it. */
 function adsVirtualHost(vh: VirtualHost | RedirectVirtualHost): AdsVirtualHost {
-  return once(adsHosts, vh, () => ({
+  return perObject(adsHosts, vh, () => ({
     ...vh,
     routes: (vh.routes as readonly (EnvoyRoute | RedirectRoute)[]).flatMap(adsEntries),
   }));
@@ -249,7 +250,7 @@ type AdsEntry = AdsRoute | AdsRedirectRoute | RedirectRoute;
 
 /** A route entry in its ADS form (two for a whole-segment prefix), made once per entry object, as hosts are. */
 function adsEntries(r: EnvoyRoute | RedirectRoute): readonly AdsEntry[] {
-  return once(adsEntryForms, r, (): readonly AdsEntry[] => {
+  return perObject(adsEntryForms, r, (): readonly AdsEntry[] => {
     if ("redirect" in r) {
       if (!("path_separated_prefix" in r.match)) return [r];
       const { path_separated_prefix: p, ...conditions } = r.match;
@@ -301,9 +302,10 @@ function entryEdits(r: RouteHeaderEdits): RouteHeaderEdits | undefined {
 
 /** The endpoints in one locality of weight 1, which gRPC's client needs and Envoy ignores. */
 export function withLocality(cla: ClusterLoadAssignment): ClusterLoadAssignment | AdsClusterLoadAssignment {
-  if (cla.endpoints === undefined) return cla;
-  return once(localities, cla, () => {
-    const [{ lb_endpoints }] = cla.endpoints ?? [{ lb_endpoints: [] }];
+  const endpoints = cla.endpoints;
+  if (endpoints === undefined) return cla;
+  return perObject(localities, cla, () => {
+    const [{ lb_endpoints }] = endpoints;
     return { ...cla, endpoints: [{ locality: {}, lb_endpoints, load_balancing_weight: 1 }] };
   });
 }
@@ -311,26 +313,12 @@ const localities = new WeakMap<ClusterLoadAssignment, AdsClusterLoadAssignment>(
 
 /** A cluster pointing EDS at ADS. */
 function adsCluster(c: Cluster): Cluster {
-  return once(adsClusters, c, () => ({
+  return perObject(adsClusters, c, () => ({
     ...c,
     eds_cluster_config: { eds_config: ADS_SOURCE, service_name: c.eds_cluster_config.service_name },
   }));
 }
 const adsClusters = new WeakMap<Cluster, Cluster>();
-
-/**
- * `make()`'s answer for `key`, made once per object: the ADS form of a part
- * kept from the last build (keep-unchanged.ts) is the same object as before,
- * and so is what is derived from it further on.
- */
-function once<K extends object, V>(memo: WeakMap<K, V>, key: K, make: () => V): V {
-  let v = memo.get(key);
-  if (v === undefined) {
-    v = make();
-    memo.set(key, v);
-  }
-  return v;
-}
 
 /** The snapshot's resources as served over ADS, whatever config source the snapshot was built with. */
 export function adsResources(resources: EnvoyResources): AdsResources {

@@ -10,6 +10,7 @@
 import { LIMITS } from "../api/schema.js";
 import type { EdgeRouteV2, PathMatchType, RouteMatch, RouteRule } from "../api/types.js";
 import { objectKeyOf } from "../api/object-key.js";
+import { perObject } from "../api/per-object.js";
 import { ClaimRegistry, describeDropped, HELD, type DroppedMatch } from "../routing/claims.js";
 import type { EnvoyRoute, EnvoyRouteMatch, RouteAction, VirtualHost } from "../envoy/envoy-resources.js";
 import { envoyPathMatch, normalizePath } from "../routing/path-match.js";
@@ -199,12 +200,7 @@ function rejection(key: string, route: EdgeRouteV2, endpoints: EndpointsByServic
 
 /** isWellShaped, once per route object: the cache hands a build the same object until the route changes. */
 function wellShaped(route: EdgeRouteV2): boolean {
-  let ok = shapes.get(route);
-  if (ok === undefined) {
-    ok = isWellShaped(route);
-    shapes.set(route, ok);
-  }
-  return ok;
+  return perObject(shapes, route, () => isWellShaped(route));
 }
 const shapes = new WeakMap<EdgeRouteV2, boolean>();
 

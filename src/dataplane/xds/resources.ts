@@ -49,6 +49,7 @@ import {
   type EncodedAny,
 } from "./proto-codec.js";
 import type { Names } from "./subscription.js";
+import { perObject } from "../../api/per-object.js";
 
 /**
  * The order a snapshot is pushed in: clusters before their endpoints, Secrets
@@ -328,32 +329,29 @@ export class XdsEncoder {
    * then each entry as a repeated field are the same bytes; a host with any
    * other field is encoded whole. test/unit/xds.golden.test.ts checks them.
    */
-  virtualHostBytes(vh: AdsVirtualHost): Uint8Array {
+  private virtualHostBytes(vh: AdsVirtualHost): Uint8Array {
     const { routes, ...head } = vh;
     for (const k in head) if (k !== "name" && k !== "domains") return encodeMessage(VIRTUAL_HOST, vh);
     const parts: Uint8Array[] = [encodeMessage(VIRTUAL_HOST, head)];
     for (const r of routes) {
       // Kept framed (field key, length, message): one piece per entry to splice.
-      let framed = this.encodedEntries.get(r);
-      if (framed === undefined) {
-        const bytes = encodeMessage(ROUTE, r);
-        framed = Buffer.concat([ROUTES_KEY, varint(bytes.byteLength), bytes]);
-        this.encodedEntries.set(r, framed);
-      }
-      parts.push(framed);
+      parts.push(
+        perObject(this.encodedEntries, r, () => {
+          const bytes = encodeMessage(ROUTE, r);
+          return Buffer.concat([ROUTES_KEY, varint(bytes.byteLength), bytes]);
+        }),
+      );
     }
     return Buffer.concat(parts);
   }
 
   /** The clusters and route keys of a virtual host, as gRPC's client reaches them; once per object. */
   private reachOf(vh: AdsVirtualHost): HostReach {
-    let reach = this.hostReach.get(vh);
-    if (reach === undefined) {
-      // What a gRPC client subscribes to: the clusters of the routes its form keeps.
-      reach = { clusters: clustersOfVirtualHost(grpcVirtualHost(vh)), routes: routesOfVirtualHost(vh) };
-      this.hostReach.set(vh, reach);
-    }
-    return reach;
+    // What a gRPC client subscribes to: the clusters of the routes its form keeps.
+    return perObject(this.hostReach, vh, () => ({
+      clusters: clustersOfVirtualHost(grpcVirtualHost(vh)),
+      routes: routesOfVirtualHost(vh),
+    }));
   }
 
   /**
@@ -531,11 +529,11 @@ function without<V>(map: ReadonlyMap<string, V>, key: string): Map<string, V> {
 let noRoutes: EncodedHost | undefined;
 /** The catch-all virtual host without routes, encoded once. */
 function noRoutesVirtualHost(): EncodedHost {
-  return (noRoutes ??= {
-    key: shortHash(encodeMessage(VIRTUAL_HOST, NO_ROUTES)),
-    domains: NO_ROUTES.domains,
-    bytes: encodeMessage(VIRTUAL_HOST, NO_ROUTES),
-  });
+  if (noRoutes === undefined) {
+    const bytes = encodeMessage(VIRTUAL_HOST, NO_ROUTES);
+    noRoutes = { key: shortHash(bytes), domains: NO_ROUTES.domains, bytes };
+  }
+  return noRoutes;
 }
 
 /** Names beyond what the snapshots hold that a stream may ask for, per type. */
