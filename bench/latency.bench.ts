@@ -18,6 +18,7 @@
 // (serve-PID-1: start and the routes already there, -2: the singles, -3: the
 // burst, -4: the churn; serve-PID: the rest).
 
+import { mkdirSync } from "node:fs";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { parseArgs } from "node:util";
@@ -60,6 +61,7 @@ const NS = "bench";
 const ROUTES = `/apis/net.10xdev.io/v2/namespaces/${NS}/edgeroutes`;
 const WAIT_MS = 180_000;
 const CPU_PROF_DIR = process.env.CPU_PROF_DIR;
+if (CPU_PROF_DIR) mkdirSync(CPU_PROF_DIR, { recursive: true });
 /** Ends serve's CPU profile of the phase that just ended (bench/cpu-profile-preload.mjs). */
 const cutProfile = (): void => {
   if (CPU_PROF_DIR) for (const pid of pidsOf(operatorRole, "serve")) process.kill(pid, "SIGUSR2");
@@ -248,6 +250,41 @@ async function builds(stack: OperatorStack): Promise<number> {
   return sum;
 }
 
+/** The serve loop's timings, as histograms: a change's hold before its build, the build, the push to the clients' answers. */
+const LOOP_HISTOGRAMS = [
+  ["held", "edge_operator_snapshot_hold_seconds"],
+  ["build", "edge_operator_snapshot_build_seconds"],
+  ["push", "edge_operator_dataplane_push_duration_seconds"],
+] as const;
+type LoopCounts = Map<string, Map<string, number>>;
+
+/** Each loop histogram's cumulative bucket counts so far, by `le` (all results together). */
+async function loopHistograms(stack: OperatorStack): Promise<LoopCounts> {
+  const r = await httpsJson(`${stack.serve.url}/metrics`, stack.serve.caPem, "GET");
+  const text = String(r.body);
+  const out: LoopCounts = new Map();
+  for (const [label, name] of LOOP_HISTOGRAMS) {
+    const buckets = byLabel(counterSeries(text, [`${name}_bucket`]), "le");
+    buckets.set("sum", byLabel(counterSeries(text, [`${name}_sum`]), "le").get("") ?? 0);
+    out.set(label, buckets);
+  }
+  return out;
+}
+
+/** Per histogram since `before`: how many, the mean, and the least bucket bound that holds them all. */
+function describeLoop(after: LoopCounts, before: LoopCounts): string {
+  return LOOP_HISTOGRAMS.map(([label]) => {
+    const a = after.get(label) ?? new Map<string, number>();
+    const b = before.get(label) ?? new Map<string, number>();
+    const since = (le: string): number => (a.get(le) ?? 0) - (b.get(le) ?? 0);
+    const n = since("+Inf");
+    if (n === 0) return `${label}: none`;
+    const bounds = [...a.keys()].filter((le) => le !== "sum" && le !== "+Inf").sort((x, y) => Number(x) - Number(y));
+    const all = bounds.find((le) => since(le) === n) ?? "+Inf";
+    return `${label}: ${n}, mean ${ms((since("sum") / n) * 1000)} ms, all ≤ ${all === "+Inf" ? all : ms(Number(all) * 1000)} ms`;
+  }).join("; ");
+}
+
 /** The server's HTTP requests by route since `before`, as "route N, ...". */
 async function requestsSince(stack: OperatorStack, before: Map<string, number>): Promise<string> {
   const now = await counters(stack, "edge_operator_http_request_duration_seconds_count");
@@ -405,6 +442,7 @@ async function runSize(size: number): Promise<void> {
     await new Promise((r) => setTimeout(r, 2000));
     const pushesBefore = seen.pushes.length;
     buildsBefore = await builds(stack);
+    const loopBefore = await loopHistograms(stack);
     const n = CHURN_RATE * CHURN_SECONDS;
     const starts = new Map<string, number>();
     const failed: string[] = [];
@@ -431,6 +469,7 @@ async function runSize(size: number): Promise<void> {
     await Promise.all(inFlight);
     const churnEnd = performance.now();
     const churnBuilds = (await builds(stack)) - buildsBefore;
+    const loop = describeLoop(await loopHistograms(stack), loopBefore);
     await until("the churn Programmed", () => [...starts.keys()].every((k) => seen.programmed.has(k)));
     const toWatch: number[] = [];
     const toAck: number[] = [];
@@ -456,6 +495,8 @@ async function runSize(size: number): Promise<void> {
     out(`  applied → ACKed:      p50 ${ms(ca!.p50)} p99 ${ms(ca!.p99)} max ${ms(ca!.max)} ms`);
     out(`  watch event → ACKed:  p50 ${ms(cwa!.p50)} p99 ${ms(cwa!.p99)} max ${ms(cwa!.max)} ms`);
     out(`  longest gap between route-configuration pushes: ${ms(Math.max(0, ...gaps))} ms`);
+    // Where a change's wait goes in serve (its cache, then the build that takes it, then the push).
+    out(`  serve over the churn: ${loop}`);
     out(`  applied → Programmed: p50 ${ms(cpr!.p50)} p99 ${ms(cpr!.p99)} max ${ms(cpr!.max)} ms`);
   } finally {
     abort.abort();

@@ -31,6 +31,8 @@
 //   APISERVER_PROF_DIR (a Go CPU profile of kube-apiserver over the first APISERVER_PROF_SECONDS (3) of each segment,
 //     read with `go tool pprof -top`),
 //   ONLY_VERSION (v1 or v2: only that version's segments),
+//   QUIET_CONVERSION_SECONDS (10: between segments, wait until the apiserver made no conversion call for this long;
+//     0 waits only SETTLE_MS), SETTLE_MAX_SECONDS (180),
 //   FINALIZER_POLICY (the chart's webhook.finalizerPolicy: disabled, its default, or enabled; the first creates
 //     wait out the apiserver's 503s while its policy plugin learns the new CRD),
 //   DATAPLANE (memory, the demo's; or xds, the chart's default: serve's ADS server on a free port, no client).
@@ -74,6 +76,15 @@ const FLOOR_CONVERSION = ((): (typeof FLOOR_CONVERSIONS)[number] => {
 const DELETE_TIMEOUT_MS = Number(process.env.DELETE_TIMEOUT_SECONDS ?? 900) * 1000;
 /** A quiet moment after the deletes, so the watcher's last reconciles do not fall into the next segment. */
 const SETTLE_MS = 3000;
+/**
+ * Then no conversion call for this long (QUIET_CONVERSION_SECONDS, 0 to skip), at most
+ * SETTLE_MAX_SECONDS: the apiserver's watch cache of the version not stored converts
+ * each event of a segment through the webhook, and catches up seconds after the
+ * segment's creates and deletes (thousands of calls), which would fall into the next
+ * segment, whichever target it times.
+ */
+const QUIET_CONVERSION_MS = Number(process.env.QUIET_CONVERSION_SECONDS ?? 10) * 1000;
+const SETTLE_MAX_MS = Number(process.env.SETTLE_MAX_SECONDS ?? 180) * 1000;
 const APISERVER_PROF_DIR = process.env.APISERVER_PROF_DIR;
 const APISERVER_PROF_SECONDS = Number(process.env.APISERVER_PROF_SECONDS ?? 3);
 const FINALIZER_POLICY = process.env.FINALIZER_POLICY;
@@ -532,6 +543,29 @@ async function run(teardown: Teardown): Promise<void> {
       ["route"],
     );
 
+  // Between segments: the watcher's last reconciles, then the conversions the
+  // apiserver's watch caches still owe (counted by the apiserver, for both CRDs).
+  const conversionCalls = async (): Promise<number> =>
+    [...(await apiserverMetrics())]
+      .filter(([k]) => k.startsWith("apiserver_crd_conversion_webhook_duration_seconds_count"))
+      .reduce((sum, [, v]) => sum + v, 0);
+  const settle = async (): Promise<void> => {
+    await sleep(SETTLE_MS);
+    if (QUIET_CONVERSION_MS <= 0) return;
+    const started = performance.now();
+    const first = await conversionCalls();
+    let last = first;
+    for (let quiet = 0; quiet < QUIET_CONVERSION_MS && performance.now() - started < SETTLE_MAX_MS; ) {
+      await sleep(1000);
+      const now = await conversionCalls();
+      quiet = now === last ? quiet + 1000 : 0;
+      last = now;
+    }
+    progress(
+      `settled: ${fmt((performance.now() - started) / 1000, 1)} s until no conversion call for ${QUIET_CONVERSION_MS / 1000} s (${last - first} calls meanwhile)`,
+    );
+  };
+
   // What the floor's copy keeps of a v1 create: with conversion None (or the
   // webhook that only rewrites apiVersion) the v1 fields are stored under v2
   // and pruned by v2's schema when read. Such a floor is cheaper for v1 by not
@@ -555,7 +589,7 @@ async function run(teardown: Teardown): Promise<void> {
       const r = await creates(kube, target, version, `warmup-${version}`, WARMUP_CREATES);
       progress(`warm-up ${target} ${version}: ${fmt(r.ms.length / r.seconds, 0)} creates/s`);
       await deleteAll(kube, target, storage);
-      await sleep(SETTLE_MS);
+      await settle();
     }
   }
 
@@ -629,7 +663,7 @@ async function run(teardown: Teardown): Promise<void> {
         `    serve's event-loop delay: p50 ${lag("p50")} ms, p99 ${lag("p99")} ms, max ${lag("max")} ms`,
       );
       await deleteAll(kube, target, storage);
-      await sleep(SETTLE_MS);
+      await settle();
     }
   }
 

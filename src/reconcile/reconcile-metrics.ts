@@ -64,6 +64,12 @@ export function createReconcileMetrics(registry: Registry) {
       buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers: [registry],
     }),
+    holdSeconds: new Histogram({
+      name: "edge_operator_snapshot_hold_seconds",
+      help: "Time from the serve loop's first unbuilt change (its cache moved) to the start of the build that takes it: the spacing between builds, and the longer spacing while admission is busy.",
+      buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.05, 1.1, 1.25, 1.5, 2, 5],
+      registers: [registry],
+    }),
     builds: new Counter({
       name: "edge_operator_snapshot_builds_total",
       help: "Snapshot builds (a build whose inputs had not changed since the last is not made again), by whether its version differs from the previous build's.",

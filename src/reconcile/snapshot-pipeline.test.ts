@@ -48,13 +48,17 @@ function counted() {
   return { metrics, builds };
 }
 
-async function buildTimes(busy: boolean): Promise<number[]> {
+async function buildTimes(busy: boolean, holds: number[] = []): Promise<number[]> {
   const { state, change } = fakeState();
   const plane: DataPlane = new MemoryDataPlane();
   const times: number[] = [];
   const { metrics } = counted();
   const pipeline = new SnapshotPipeline({
-    metrics: { ...metrics, buildSeconds: { observe: () => times.push(Date.now()) } as never },
+    metrics: {
+      ...metrics,
+      buildSeconds: { observe: () => times.push(Date.now()) } as never,
+      holdSeconds: { observe: (s: number) => holds.push(s * 1000) } as never,
+    },
   });
   const stop = pipeline.serve(state, plane, {
     log: silentLogger(),
@@ -123,5 +127,16 @@ describe("SnapshotPipeline", () => {
     expect(busy.length).toBeLessThanOrEqual(4);
     for (let i = 1; i < busy.length; i++)
       expect((busy[i] ?? 0) - (busy[i - 1] ?? 0)).toBeGreaterThanOrEqual(295);
+  });
+
+  it("holds a change no longer than the spacing in force before the build that takes it starts", async () => {
+    const holds: number[] = [];
+    const builds = await buildTimes(true, holds);
+    // One hold per build after the first list: the oldest change each build took.
+    expect(holds.length).toBe(builds.length);
+    // Changes every 10 ms: after each build the next change waits out most of the 300 ms spacing,
+    // and none longer than the spacing plus a late timer.
+    expect(Math.max(...holds)).toBeGreaterThanOrEqual(250);
+    for (const h of holds) expect(h).toBeLessThanOrEqual(300 + 100);
   });
 });

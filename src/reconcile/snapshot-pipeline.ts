@@ -51,12 +51,14 @@ export interface SnapshotPipelineOptions {
   /** How resources point back at the data plane (xds: ADS). */
   snapshot?: SnapshotOptions;
   /** Where builds and the serve loop's pushes are counted and timed (absent: a registry of its own). */
-  metrics?: Pick<ReconcileMetrics, "buildSeconds" | "builds" | "pushes" | "pushSeconds">;
+  metrics?: PipelineMetrics;
 }
+
+type PipelineMetrics = Pick<ReconcileMetrics, "buildSeconds" | "builds" | "holdSeconds" | "pushes" | "pushSeconds">;
 
 export class SnapshotPipeline {
   private last: { readonly stamp: number | undefined; readonly snapshot: Snapshot } | undefined;
-  private readonly metrics: Pick<ReconcileMetrics, "buildSeconds" | "builds" | "pushes" | "pushSeconds">;
+  private readonly metrics: PipelineMetrics;
 
   constructor(private readonly opts: SnapshotPipelineOptions = {}) {
     this.metrics = opts.metrics ?? createReconcileMetrics(new Registry());
@@ -91,6 +93,8 @@ export class SnapshotPipeline {
     let stopped = false;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let lastBuild = 0;
+    /** When the oldest change not yet in a build came (its hold ends when a build starts). */
+    let pendingSince: number | undefined;
 
     const serveOnce = (): void => {
       const revision = state.revision();
@@ -124,8 +128,14 @@ export class SnapshotPipeline {
       try {
         while (dirty && !stopped) {
           dirty = false;
-          if (!state.synced()) break; // the first list's end is a change too: it comes back
+          // The first list's end is a change too: it comes back, and the hold counts from it.
+          if (!state.synced()) {
+            pendingSince = undefined;
+            break;
+          }
           lastBuild = Date.now();
+          if (pendingSince !== undefined) this.metrics.holdSeconds.observe((lastBuild - pendingSince) / 1000);
+          pendingSince = undefined;
           serveOnce();
         }
       } catch (err) {
@@ -137,6 +147,7 @@ export class SnapshotPipeline {
 
     const schedule = (): void => {
       dirty = true;
+      pendingSince ??= Date.now();
       if (timer !== undefined || running || stopped) return;
       const interval = opts.busy?.() ? (opts.busyIntervalMs ?? 1000) : (opts.minIntervalMs ?? 100);
       timer = setTimeout(run, Math.max(0, lastBuild + interval - Date.now()));
