@@ -279,7 +279,9 @@ function describeLoop(after: LoopCounts, before: LoopCounts): string {
     const since = (le: string): number => (a.get(le) ?? 0) - (b.get(le) ?? 0);
     const n = since("+Inf");
     if (n === 0) return `${label}: none`;
-    const bounds = [...a.keys()].filter((le) => le !== "sum" && le !== "+Inf").sort((x, y) => Number(x) - Number(y));
+    const bounds = [...a.keys()]
+      .filter((le) => le !== "sum" && le !== "+Inf")
+      .sort((x, y) => Number(x) - Number(y));
     const all = bounds.find((le) => since(le) === n) ?? "+Inf";
     return `${label}: ${n}, mean ${ms((since("sum") / n) * 1000)} ms, all ≤ ${all === "+Inf" ? all : ms(Number(all) * 1000)} ms`;
   }).join("; ");

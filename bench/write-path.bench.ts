@@ -555,7 +555,7 @@ async function run(teardown: Teardown): Promise<void> {
     const started = performance.now();
     const first = await conversionCalls();
     let last = first;
-    for (let quiet = 0; quiet < QUIET_CONVERSION_MS && performance.now() - started < SETTLE_MAX_MS; ) {
+    for (let quiet = 0; quiet < QUIET_CONVERSION_MS && performance.now() - started < SETTLE_MAX_MS;) {
       await sleep(1000);
       const now = await conversionCalls();
       quiet = now === last ? quiet + 1000 : 0;

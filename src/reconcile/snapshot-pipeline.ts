@@ -54,7 +54,10 @@ export interface SnapshotPipelineOptions {
   metrics?: PipelineMetrics;
 }
 
-type PipelineMetrics = Pick<ReconcileMetrics, "buildSeconds" | "builds" | "holdSeconds" | "pushes" | "pushSeconds">;
+type PipelineMetrics = Pick<
+  ReconcileMetrics,
+  "buildSeconds" | "builds" | "holdSeconds" | "pushes" | "pushSeconds"
+>;
 
 export class SnapshotPipeline {
   private last: { readonly stamp: number | undefined; readonly snapshot: Snapshot } | undefined;
