@@ -1,6 +1,7 @@
 // What the Accepted and Programmed conditions should say about one route:
 // pure functions of what the reconcile read and what the data plane did.
 
+import { perObject } from "../api/per-object.js";
 import type { RouteProgramming } from "../dataplane/dataplane.js";
 import { describeDropped } from "../routing/claims.js";
 import type { ConditionType, DesiredCondition } from "./conditions.js";
@@ -60,13 +61,14 @@ export function resolvedRefsFrom(outcome: RouteOutcome): DesiredCondition | unde
   if (!tls) return undefined;
   if (!tls.refs.resolved)
     return { type: "ResolvedRefs", status: "False", reason: tls.refs.reason, message: tls.refs.message };
-  return {
-    type: "ResolvedRefs",
-    status: "True",
-    reason: "ResolvedRefs",
-    message: "the TLS Secret exists and holds a usable certificate and key",
-  };
+  return refsResolved;
 }
+const refsResolved: DesiredCondition = {
+  type: "ResolvedRefs",
+  status: "True",
+  reason: "ResolvedRefs",
+  message: "the TLS Secret exists and holds a usable certificate and key",
+};
 
 /** Every condition the snapshot decides for a live route, and the types it removes. */
 export function snapshotConditions(
@@ -83,6 +85,8 @@ export function snapshotConditions(
 /** What the data plane did with the snapshot, for every route or for one (RouteStanding). */
 export type PushVerdict = RouteProgramming;
 
+const notProgrammed = new WeakMap<PushVerdict, DesiredCondition>();
+
 /** Whether a route waits on data-plane clients (none connected that take it, or not all answered): looked at again steadily. */
 export function waitsOnClients(v: PushVerdict): boolean {
   return !v.ok && (v.reason === "NoDataPlane" || v.reason === "Pending");
@@ -91,7 +95,14 @@ export function waitsOnClients(v: PushVerdict): boolean {
 /** Programmed, from the verdict and whether the data plane took the snapshot that holds the route. */
 export function programmedFrom(outcome: RouteOutcome, push: PushVerdict): DesiredCondition {
   if (!outcome.accepted) return pendingNotAccepted;
-  if (!push.ok) return { type: "Programmed", status: "False", reason: push.reason, message: push.message };
+  // Routes carried by the same clients share one verdict object (RouteStanding): one condition each.
+  if (!push.ok)
+    return perObject(notProgrammed, push, () => ({
+      type: "Programmed",
+      status: "False",
+      reason: push.reason,
+      message: push.message,
+    }));
   // No snapshot version in the message: it would rewrite every route's status on every change.
   return programmedSynced;
 }

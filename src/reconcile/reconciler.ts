@@ -42,6 +42,7 @@ import { SnapshotPipeline } from "./snapshot-pipeline.js";
 import type { DataPlane, RouteStanding } from "../dataplane/dataplane.js";
 import type { ReadRevision } from "../dataplane/read-revision.js";
 import { eachConcurrently } from "../kube/each-concurrently.js";
+import { SaidStatuses } from "./said-statuses.js";
 import { WrittenStatuses } from "./written-statuses.js";
 import type { StatusWritePace } from "./status-pace.js";
 
@@ -97,6 +98,7 @@ export class Reconciler {
   private readonly inFlight = new Map<string, number>();
   /** Routes read as this process's status writes left them, until the cache shows those writes. */
   private readonly written = new WrittenStatuses();
+  private readonly said = new SaidStatuses();
   /** The last push failure recorded as an event on the data plane's object: the same words once, not per retry. */
   private lastFailureEvent: string | undefined;
 
@@ -435,7 +437,7 @@ export class Reconciler {
       const own = (outcome.accepted ? routes?.live(outcome.key) : undefined) ?? push;
       if (outcome.accepted && waitsOnClients(own)) waiting.count++;
       const { desired, remove } = snapshotConditions(outcome, own);
-      if (nextStatus(route.status, desired, route.metadata.generation, "", remove))
+      if (this.said.changes(route, desired, remove))
         changes.push({ route, key: outcome.key, desired, remove });
     }
     await eachConcurrently(
