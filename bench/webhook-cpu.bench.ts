@@ -1,8 +1,9 @@
-// CPU time the server spends per admission request: the real app (createApp +
-// startHttpsServer hosting /mutate and /validate) against a bare node:https
-// handler that parses the review and answers allowed (the write-path bench's
-// no-op webhook), in one process, measured with process.cpuUsage() around a
-// fixed number of requests sent by a child process over keep-alive HTTPS.
+// CPU time the server spends per admission and conversion request: the real app
+// (createApp + startHttpsServer hosting /mutate, /validate and /convert) against a
+// bare node:https handler that parses the review and answers allowed, or maps a
+// ConversionReview's fields (the write-path bench's no-op webhooks), in one
+// process, measured with process.cpuUsage() around a fixed number of requests
+// sent by a child process over keep-alive HTTPS.
 //
 // Run: npx tsx bench/webhook-cpu.bench.ts   (N, CONNECTIONS, RUNS to change the defaults)
 
@@ -13,9 +14,11 @@ import { createCa, issueCertificate } from "../src/certs/pki.js";
 import { createApp } from "../src/server/app.js";
 import { startHttpsServer } from "../src/server/https.js";
 import { admissionHandlers } from "../src/server/admission-handlers.js";
+import { conversionHandler } from "../src/server/conversion-review.js";
 import { createLogger } from "../src/observability/logger.js";
 import { createRegistry, createServerMetrics } from "../src/observability/metrics.js";
 import { fmt } from "./stats.js";
+import { mapFields, type FloorObject } from "./floor-conversion.js";
 
 const N = Number(process.env.N ?? 4000);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 16);
@@ -24,62 +27,82 @@ const RUNS = Number(process.env.RUNS ?? 3);
 const ONLY = process.env.ONLY ?? "";
 
 function review(version: "v1" | "v2"): string {
-  const object =
-    version === "v1"
-      ? {
-          apiVersion: "net.10xdev.io/v1",
-          kind: "EdgeRoute",
-          metadata: {
-            name: "r-1",
-            namespace: "bench",
-            uid: "0f6a3b6c-5d0a-4a9e-9f0e-3f7d0e1c2b3a",
-            generation: 1,
-            creationTimestamp: "2026-01-01T00:00:00Z",
-            managedFields: [
-              {
-                manager: "bench",
-                operation: "Update",
-                apiVersion: "net.10xdev.io/v1",
-                time: "2026-01-01T00:00:00Z",
-                fieldsType: "FieldsV1",
-                fieldsV1: {
-                  "f:spec": { ".": {}, "f:host": {}, "f:pathPrefix": {}, "f:port": {}, "f:service": {} },
-                },
+  const object = routeObject(version);
+  return admissionReview(version, object);
+}
+
+/** A ConversionReview of one route in `from`, to the other version (what the apiserver sends per object). */
+function conversionReview(from: "v1" | "v2"): string {
+  return JSON.stringify({
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "ConversionReview",
+    request: {
+      uid: "705ab4f5-6393-11e8-b7cc-42010a800003",
+      desiredAPIVersion: `net.10xdev.io/${from === "v1" ? "v2" : "v1"}`,
+      objects: [routeObject(from)],
+    },
+  });
+}
+
+function routeObject(version: "v1" | "v2"): object {
+  return version === "v1"
+    ? {
+        apiVersion: "net.10xdev.io/v1",
+        kind: "EdgeRoute",
+        metadata: {
+          name: "r-1",
+          namespace: "bench",
+          uid: "0f6a3b6c-5d0a-4a9e-9f0e-3f7d0e1c2b3a",
+          generation: 1,
+          creationTimestamp: "2026-01-01T00:00:00Z",
+          managedFields: [
+            {
+              manager: "bench",
+              operation: "Update",
+              apiVersion: "net.10xdev.io/v1",
+              time: "2026-01-01T00:00:00Z",
+              fieldsType: "FieldsV1",
+              fieldsV1: {
+                "f:spec": { ".": {}, "f:host": {}, "f:pathPrefix": {}, "f:port": {}, "f:service": {} },
               },
-            ],
-          },
-          spec: { host: "r-1.example.com", pathPrefix: "/api", service: "checkout", port: 8080 },
-        }
-      : {
-          apiVersion: "net.10xdev.io/v2",
-          kind: "EdgeRoute",
-          metadata: {
-            name: "r-1",
-            namespace: "bench",
-            uid: "0f6a3b6c-5d0a-4a9e-9f0e-3f7d0e1c2b3a",
-            generation: 1,
-            creationTimestamp: "2026-01-01T00:00:00Z",
-            managedFields: [
-              {
-                manager: "bench",
-                operation: "Update",
-                apiVersion: "net.10xdev.io/v2",
-                time: "2026-01-01T00:00:00Z",
-                fieldsType: "FieldsV1",
-                fieldsV1: { "f:spec": { ".": {}, "f:hostnames": {}, "f:rules": {} } },
-              },
-            ],
-          },
-          spec: {
-            hostnames: ["r-1.example.com"],
-            rules: [
-              {
-                matches: [{ path: { type: "PathPrefix", value: "/api" } }],
-                backends: [{ name: "checkout", port: 8080 }],
-              },
-            ],
-          },
-        };
+            },
+          ],
+        },
+        spec: { host: "r-1.example.com", pathPrefix: "/api", service: "checkout", port: 8080 },
+      }
+    : {
+        apiVersion: "net.10xdev.io/v2",
+        kind: "EdgeRoute",
+        metadata: {
+          name: "r-1",
+          namespace: "bench",
+          uid: "0f6a3b6c-5d0a-4a9e-9f0e-3f7d0e1c2b3a",
+          generation: 1,
+          creationTimestamp: "2026-01-01T00:00:00Z",
+          managedFields: [
+            {
+              manager: "bench",
+              operation: "Update",
+              apiVersion: "net.10xdev.io/v2",
+              time: "2026-01-01T00:00:00Z",
+              fieldsType: "FieldsV1",
+              fieldsV1: { "f:spec": { ".": {}, "f:hostnames": {}, "f:rules": {} } },
+            },
+          ],
+        },
+        spec: {
+          hostnames: ["r-1.example.com"],
+          rules: [
+            {
+              matches: [{ path: { type: "PathPrefix", value: "/api" } }],
+              backends: [{ name: "checkout", port: 8080 }],
+            },
+          ],
+        },
+      };
+}
+
+function admissionReview(version: "v1" | "v2", object: object): string {
   return JSON.stringify({
     apiVersion: "admission.k8s.io/v1",
     kind: "AdmissionReview",
@@ -137,7 +160,7 @@ async function main(): Promise<void> {
   const log = createLogger();
   const metrics = createServerMetrics(createRegistry());
   const app = createApp({
-    handlers: admissionHandlers(undefined, { log, metrics }),
+    handlers: [...admissionHandlers(undefined, { log, metrics }), conversionHandler(8 * 2 ** 20, metrics)],
     ready: () => true,
     log,
     metrics,
@@ -149,13 +172,29 @@ async function main(): Promise<void> {
     req.on("end", () => {
       const r = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
         apiVersion: string;
-        request: { uid: string };
+        kind: string;
+        request: { uid: string; desiredAPIVersion?: string; objects?: FloorObject[] };
       };
-      const body = JSON.stringify({
-        apiVersion: r.apiVersion,
-        kind: "AdmissionReview",
-        response: { uid: r.request.uid, allowed: true },
-      });
+      // As the write path's no-op webhooks answer (FLOOR_CONVERSION=fields for a ConversionReview).
+      const body = JSON.stringify(
+        r.kind === "ConversionReview"
+          ? {
+              apiVersion: r.apiVersion,
+              kind: "ConversionReview",
+              response: {
+                uid: r.request.uid,
+                result: { status: "Success" },
+                convertedObjects: (r.request.objects ?? []).map((o) =>
+                  mapFields(o, r.request.desiredAPIVersion ?? ""),
+                ),
+              },
+            }
+          : {
+              apiVersion: r.apiVersion,
+              kind: "AdmissionReview",
+              response: { uid: r.request.uid, allowed: true },
+            },
+      );
       res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
       res.end(body);
     });
@@ -178,6 +217,10 @@ async function main(): Promise<void> {
     ["/mutate v2", `${appUrl}/mutate`, review("v2")],
     ["/validate v1", `${appUrl}/validate`, review("v1")],
     ["/validate v2", `${appUrl}/validate`, review("v2")],
+    ["no-op convert v1→v2", `${bareUrl}/`, conversionReview("v1")],
+    ["/convert v1→v2", `${appUrl}/convert`, conversionReview("v1")],
+    ["no-op convert v2→v1", `${bareUrl}/`, conversionReview("v2")],
+    ["/convert v2→v1", `${appUrl}/convert`, conversionReview("v2")],
   ];
   await measure(`${appUrl}/mutate`, review("v2")); // warm-up
   await measure(`${bareUrl}/`, review("v2"));

@@ -57,6 +57,7 @@ import {
 } from "../test/harness/registration.js";
 import { describeCpu, operatorRole, pidsOf, sampleCpu, type Classify } from "./process-cpu.js";
 import { fmt, percentile } from "./stats.js";
+import { mapFields, type FloorObject } from "./floor-conversion.js";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const CREATES = Number(process.env.CREATES ?? 2000);
@@ -98,59 +99,6 @@ const TARGETS = ["operator", "floor"] as const;
 type Target = (typeof TARGETS)[number];
 
 // ---- the no-op webhooks (this file with --noop, in a child process) ----
-
-interface FloorObject {
-  apiVersion: string;
-  spec?: {
-    host?: string;
-    pathPrefix?: string;
-    service?: string;
-    port?: number;
-    hostnames?: string[];
-    rules?: {
-      matches?: { path?: { type?: string; value?: string } }[];
-      backends?: { name?: string; port?: number; weight?: number }[];
-    }[];
-  };
-}
-
-/**
- * The least a conversion between the two shapes must do (FLOOR_CONVERSION=fields):
- * v1's four fields onto v2's one rule and back, unchecked, as a CRD author's
- * first webhook would. The bench's objects use nothing else.
- */
-function mapFields(o: FloorObject, to: string): FloorObject {
-  const s = o.spec ?? {};
-  if (to.endsWith("/v2")) {
-    if (s.rules !== undefined) return { ...o, apiVersion: to };
-    return {
-      ...o,
-      apiVersion: to,
-      spec: {
-        ...(s.host !== undefined ? { hostnames: [s.host] } : {}),
-        rules: [
-          {
-            matches: [{ path: { type: "PathPrefix", value: s.pathPrefix ?? "/" } }],
-            backends: [{ name: s.service ?? "", port: s.port ?? 0, weight: 1 }],
-          },
-        ],
-      },
-    };
-  }
-  if (s.rules === undefined) return { ...o, apiVersion: to };
-  const rule = s.rules[0];
-  const backend = rule?.backends?.[0];
-  return {
-    ...o,
-    apiVersion: to,
-    spec: {
-      ...(s.hostnames?.[0] !== undefined ? { host: s.hostnames[0] } : {}),
-      pathPrefix: rule?.matches?.[0]?.path?.value ?? "/",
-      service: backend?.name ?? "",
-      port: backend?.port ?? 0,
-    },
-  };
-}
 
 async function noopServer(): Promise<void> {
   const ca = createCa({ commonName: "noop-webhook-ca" });
