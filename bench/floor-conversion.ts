@@ -2,7 +2,7 @@
 // the benches' floors (write-path.bench.ts FLOOR_CONVERSION=fields,
 // webhook-cpu.bench.ts): the fields the benches' objects use, mapped unchecked.
 
-export interface FloorObject {
+interface FloorObject {
   apiVersion: string;
   spec?: {
     host?: string;
@@ -22,7 +22,7 @@ export interface FloorObject {
  * v1's four fields onto v2's one rule and back, unchecked, as a CRD author's
  * first webhook would. The bench's objects use nothing else.
  */
-export function mapFields(o: FloorObject, to: string): FloorObject {
+function mapFields(o: FloorObject, to: string): FloorObject {
   const s = o.spec ?? {};
   if (to.endsWith("/v2")) {
     if (s.rules !== undefined) return { ...o, apiVersion: to };
@@ -53,4 +53,39 @@ export function mapFields(o: FloorObject, to: string): FloorObject {
       port: backend?.port ?? 0,
     },
   };
+}
+
+/** What the floors' no-op webhooks read of a review: the uid, and for a ConversionReview the objects. */
+interface NoopReview {
+  apiVersion: string;
+  kind: string;
+  request: { uid: string; desiredAPIVersion?: string; objects?: FloorObject[] };
+}
+
+/**
+ * The no-op webhooks' answer to a review's JSON: an AdmissionReview allowed at
+ * once, a ConversionReview with each object at the desired version, its fields
+ * mapped (`fields`) or only its apiVersion rewritten (`apiVersion`).
+ */
+export function noopAnswer(text: string, conversion: "fields" | "apiVersion"): string {
+  // A webhook must at least read the uid to answer.
+  const review = JSON.parse(text) as NoopReview;
+  const { uid, desiredAPIVersion = "", objects = [] } = review.request;
+  return JSON.stringify(
+    review.kind === "ConversionReview"
+      ? {
+          apiVersion: review.apiVersion,
+          kind: "ConversionReview",
+          response: {
+            uid,
+            result: { status: "Success" },
+            convertedObjects: objects.map((o) =>
+              conversion === "fields"
+                ? mapFields(o, desiredAPIVersion)
+                : { ...o, apiVersion: desiredAPIVersion },
+            ),
+          },
+        }
+      : { apiVersion: review.apiVersion, kind: "AdmissionReview", response: { uid, allowed: true } },
+  );
 }

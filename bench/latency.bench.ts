@@ -33,6 +33,7 @@ import { operatorRole, pidsOf } from "./process-cpu.js";
 import { startOperatorStack, type OperatorStack } from "../test/harness/operator-stack.js";
 import { adsClient, sotwStream } from "../test/xds/raw-ads-client.js";
 import { fmt, summarize } from "./stats.js";
+import { untilFlat } from "./until-flat.js";
 import { byLabel, counterSeries } from "./metrics-text.js";
 import { eachConcurrently } from "../src/kube/each-concurrently.js";
 
@@ -364,20 +365,10 @@ async function runSize(size: number): Promise<void> {
     // while after they are done (about 17,000 calls over 25 s at 10,000
     // routes): the singles wait for that to end, so they time the operator.
     if (QUIET_CONVERSIONS) {
-      const waited = performance.now();
       const calls = async () =>
         (await counters(stack, "edge_operator_http_request_duration_seconds_count")).get("/convert") ?? 0;
-      const first = await calls();
-      let last = first;
-      for (let quiet = 0; quiet < 10_000 && performance.now() - waited < 180_000;) {
-        await new Promise((r) => setTimeout(r, 1000));
-        const now = await calls();
-        quiet = now === last ? quiet + 1000 : 0;
-        last = now;
-      }
-      out(
-        `waited ${fmt((performance.now() - waited) / 1000, 1)} s for /convert to be quiet 10 s (${last - first} calls meanwhile)`,
-      );
+      const { seconds, moved } = await untilFlat(calls, 10_000, 180_000);
+      out(`waited ${fmt(seconds, 1)} s for /convert to be quiet 10 s (${moved} calls meanwhile)`);
     }
 
     // Single changes after quiet spells.

@@ -18,7 +18,7 @@ import { conversionHandler } from "../src/server/conversion-review.js";
 import { createLogger } from "../src/observability/logger.js";
 import { createRegistry, createServerMetrics } from "../src/observability/metrics.js";
 import { fmt } from "./stats.js";
-import { mapFields, type FloorObject } from "./floor-conversion.js";
+import { noopAnswer } from "./floor-conversion.js";
 
 const N = Number(process.env.N ?? 4000);
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 16);
@@ -27,8 +27,7 @@ const RUNS = Number(process.env.RUNS ?? 3);
 const ONLY = process.env.ONLY ?? "";
 
 function review(version: "v1" | "v2"): string {
-  const object = routeObject(version);
-  return admissionReview(version, object);
+  return admissionReview(version, routeObject(version));
 }
 
 /** A ConversionReview of one route in `from`, to the other version (what the apiserver sends per object). */
@@ -44,53 +43,17 @@ function conversionReview(from: "v1" | "v2"): string {
   });
 }
 
+/** The same route as a v1 or a v2 object, with the metadata the apiserver sends (managedFields of its version). */
 function routeObject(version: "v1" | "v2"): object {
-  return version === "v1"
-    ? {
-        apiVersion: "net.10xdev.io/v1",
-        kind: "EdgeRoute",
-        metadata: {
-          name: "r-1",
-          namespace: "bench",
-          uid: "0f6a3b6c-5d0a-4a9e-9f0e-3f7d0e1c2b3a",
-          generation: 1,
-          creationTimestamp: "2026-01-01T00:00:00Z",
-          managedFields: [
-            {
-              manager: "bench",
-              operation: "Update",
-              apiVersion: "net.10xdev.io/v1",
-              time: "2026-01-01T00:00:00Z",
-              fieldsType: "FieldsV1",
-              fieldsV1: {
-                "f:spec": { ".": {}, "f:host": {}, "f:pathPrefix": {}, "f:port": {}, "f:service": {} },
-              },
-            },
-          ],
-        },
-        spec: { host: "r-1.example.com", pathPrefix: "/api", service: "checkout", port: 8080 },
-      }
-    : {
-        apiVersion: "net.10xdev.io/v2",
-        kind: "EdgeRoute",
-        metadata: {
-          name: "r-1",
-          namespace: "bench",
-          uid: "0f6a3b6c-5d0a-4a9e-9f0e-3f7d0e1c2b3a",
-          generation: 1,
-          creationTimestamp: "2026-01-01T00:00:00Z",
-          managedFields: [
-            {
-              manager: "bench",
-              operation: "Update",
-              apiVersion: "net.10xdev.io/v2",
-              time: "2026-01-01T00:00:00Z",
-              fieldsType: "FieldsV1",
-              fieldsV1: { "f:spec": { ".": {}, "f:hostnames": {}, "f:rules": {} } },
-            },
-          ],
-        },
-        spec: {
+  const apiVersion = `net.10xdev.io/${version}`;
+  const fields =
+    version === "v1"
+      ? { ".": {}, "f:host": {}, "f:pathPrefix": {}, "f:port": {}, "f:service": {} }
+      : { ".": {}, "f:hostnames": {}, "f:rules": {} };
+  const spec =
+    version === "v1"
+      ? { host: "r-1.example.com", pathPrefix: "/api", service: "checkout", port: 8080 }
+      : {
           hostnames: ["r-1.example.com"],
           rules: [
             {
@@ -98,8 +61,29 @@ function routeObject(version: "v1" | "v2"): object {
               backends: [{ name: "checkout", port: 8080 }],
             },
           ],
+        };
+  return {
+    apiVersion,
+    kind: "EdgeRoute",
+    metadata: {
+      name: "r-1",
+      namespace: "bench",
+      uid: "0f6a3b6c-5d0a-4a9e-9f0e-3f7d0e1c2b3a",
+      generation: 1,
+      creationTimestamp: "2026-01-01T00:00:00Z",
+      managedFields: [
+        {
+          manager: "bench",
+          operation: "Update",
+          apiVersion,
+          time: "2026-01-01T00:00:00Z",
+          fieldsType: "FieldsV1",
+          fieldsV1: { "f:spec": fields },
         },
-      };
+      ],
+    },
+    spec,
+  };
 }
 
 function admissionReview(version: "v1" | "v2", object: object): string {
@@ -170,31 +154,8 @@ async function main(): Promise<void> {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      const r = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
-        apiVersion: string;
-        kind: string;
-        request: { uid: string; desiredAPIVersion?: string; objects?: FloorObject[] };
-      };
       // As the write path's no-op webhooks answer (FLOOR_CONVERSION=fields for a ConversionReview).
-      const body = JSON.stringify(
-        r.kind === "ConversionReview"
-          ? {
-              apiVersion: r.apiVersion,
-              kind: "ConversionReview",
-              response: {
-                uid: r.request.uid,
-                result: { status: "Success" },
-                convertedObjects: (r.request.objects ?? []).map((o) =>
-                  mapFields(o, r.request.desiredAPIVersion ?? ""),
-                ),
-              },
-            }
-          : {
-              apiVersion: r.apiVersion,
-              kind: "AdmissionReview",
-              response: { uid: r.request.uid, allowed: true },
-            },
-      );
+      const body = noopAnswer(Buffer.concat(chunks).toString("utf8"), "fields");
       res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
       res.end(body);
     });

@@ -57,7 +57,8 @@ import {
 } from "../test/harness/registration.js";
 import { describeCpu, operatorRole, pidsOf, sampleCpu, type Classify } from "./process-cpu.js";
 import { fmt, percentile } from "./stats.js";
-import { mapFields, type FloorObject } from "./floor-conversion.js";
+import { noopAnswer } from "./floor-conversion.js";
+import { untilFlat } from "./until-flat.js";
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
 const CREATES = Number(process.env.CREATES ?? 2000);
@@ -107,29 +108,9 @@ async function noopServer(): Promise<void> {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
-      // A webhook must at least read the uid to answer.
-      const review = JSON.parse(Buffer.concat(chunks).toString("utf8")) as {
-        apiVersion: string;
-        kind: string;
-        request: { uid: string; desiredAPIVersion?: string; objects?: FloorObject[] };
-      };
-      const { uid, desiredAPIVersion, objects } = review.request;
-      const body = JSON.stringify(
-        review.kind === "ConversionReview"
-          ? {
-              apiVersion: review.apiVersion,
-              kind: "ConversionReview",
-              response: {
-                uid,
-                result: { status: "Success" },
-                convertedObjects: (objects ?? []).map((o) =>
-                  FLOOR_CONVERSION === "fields"
-                    ? mapFields(o, desiredAPIVersion ?? "")
-                    : { ...o, apiVersion: desiredAPIVersion },
-                ),
-              },
-            }
-          : { apiVersion: review.apiVersion, kind: "AdmissionReview", response: { uid, allowed: true } },
+      const body = noopAnswer(
+        Buffer.concat(chunks).toString("utf8"),
+        FLOOR_CONVERSION === "fields" ? "fields" : "apiVersion",
       );
       res.writeHead(200, { "content-type": "application/json", "content-length": Buffer.byteLength(body) });
       res.end(body);
@@ -500,17 +481,9 @@ async function run(teardown: Teardown): Promise<void> {
   const settle = async (): Promise<void> => {
     await sleep(SETTLE_MS);
     if (QUIET_CONVERSION_MS <= 0) return;
-    const started = performance.now();
-    const first = await conversionCalls();
-    let last = first;
-    for (let quiet = 0; quiet < QUIET_CONVERSION_MS && performance.now() - started < SETTLE_MAX_MS;) {
-      await sleep(1000);
-      const now = await conversionCalls();
-      quiet = now === last ? quiet + 1000 : 0;
-      last = now;
-    }
+    const { seconds, moved } = await untilFlat(conversionCalls, QUIET_CONVERSION_MS, SETTLE_MAX_MS);
     progress(
-      `settled: ${fmt((performance.now() - started) / 1000, 1)} s until no conversion call for ${QUIET_CONVERSION_MS / 1000} s (${last - first} calls meanwhile)`,
+      `settled: ${fmt(seconds, 1)} s until no conversion call for ${QUIET_CONVERSION_MS / 1000} s (${moved} calls meanwhile)`,
     );
   };
 

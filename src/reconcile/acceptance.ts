@@ -1,7 +1,6 @@
 // What the Accepted and Programmed conditions should say about one route:
 // pure functions of what the reconcile read and what the data plane did.
 
-import { perObject } from "../api/per-object.js";
 import type { RouteProgramming } from "../dataplane/dataplane.js";
 import { describeDropped } from "../routing/claims.js";
 import type { ConditionType, DesiredCondition } from "./conditions.js";
@@ -38,6 +37,12 @@ const programmedSynced: DesiredCondition = {
   reason: "Synced",
   message: "the data plane serves this route",
 };
+const refsResolved: DesiredCondition = {
+  type: "ResolvedRefs",
+  status: "True",
+  reason: "ResolvedRefs",
+  message: "the TLS Secret exists and holds a usable certificate and key",
+};
 
 /** Accepted, from the snapshot's verdict on the route. */
 export function acceptedFrom(outcome: RouteOutcome): DesiredCondition {
@@ -63,12 +68,6 @@ export function resolvedRefsFrom(outcome: RouteOutcome): DesiredCondition | unde
     return { type: "ResolvedRefs", status: "False", reason: tls.refs.reason, message: tls.refs.message };
   return refsResolved;
 }
-const refsResolved: DesiredCondition = {
-  type: "ResolvedRefs",
-  status: "True",
-  reason: "ResolvedRefs",
-  message: "the TLS Secret exists and holds a usable certificate and key",
-};
 
 /** Every condition the snapshot decides for a live route, and the types it removes. */
 export function snapshotConditions(
@@ -85,8 +84,6 @@ export function snapshotConditions(
 /** What the data plane did with the snapshot, for every route or for one (RouteStanding). */
 export type PushVerdict = RouteProgramming;
 
-const notProgrammed = new WeakMap<PushVerdict, DesiredCondition>();
-
 /** Whether a route waits on data-plane clients (none connected that take it, or not all answered): looked at again steadily. */
 export function waitsOnClients(v: PushVerdict): boolean {
   return !v.ok && (v.reason === "NoDataPlane" || v.reason === "Pending");
@@ -95,14 +92,7 @@ export function waitsOnClients(v: PushVerdict): boolean {
 /** Programmed, from the verdict and whether the data plane took the snapshot that holds the route. */
 export function programmedFrom(outcome: RouteOutcome, push: PushVerdict): DesiredCondition {
   if (!outcome.accepted) return pendingNotAccepted;
-  // Routes carried by the same clients share one verdict object (RouteStanding): one condition each.
-  if (!push.ok)
-    return perObject(notProgrammed, push, () => ({
-      type: "Programmed",
-      status: "False",
-      reason: push.reason,
-      message: push.message,
-    }));
+  if (!push.ok) return { type: "Programmed", status: "False", reason: push.reason, message: push.message };
   // No snapshot version in the message: it would rewrite every route's status on every change.
   return programmedSynced;
 }

@@ -75,10 +75,6 @@ export class RouteVerdicts implements RouteStanding {
   private readonly clients: readonly (ClientView & { readonly routes: "*" | ReadonlySet<string> })[];
   private readonly byRoutes = new Map<string, RouteProgramming>();
   private readonly tlsRoutes: ReadonlySet<string>;
-  /** Whether every client counts for every route (scope `*`), and its two answers once asked. */
-  private readonly everyRoute: boolean;
-  private plainAnswer: RouteProgramming | undefined;
-  private tlsAnswer: RouteProgramming | undefined;
 
   constructor(
     snapshot: XdsSnapshot,
@@ -93,17 +89,10 @@ export class RouteVerdicts implements RouteStanding {
         routes:
           c.scope === "*" ? "*" : routesOfListeners(snapshot, { wildcard: false, names: new Set(c.scope) }),
       }));
-    this.everyRoute = this.clients.every((c) => c.routes === "*");
   }
 
   live(key: string): RouteProgramming {
     const tls = this.tlsRoutes.has(key);
-    // Every client takes every route (Envoys, no host scopes): the answer turns on TLS alone,
-    // and a snapshot reconcile asks it of every live route.
-    if (this.everyRoute) {
-      if (tls) return (this.tlsAnswer ??= this.verdictOf((c) => c.servesTls !== false));
-      return (this.plainAnswer ??= this.verdictOf(() => true));
-    }
     return this.verdictOf((c) => (c.routes === "*" ? !(tls && c.servesTls === false) : c.routes.has(key)));
   }
 
