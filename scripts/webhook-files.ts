@@ -27,18 +27,16 @@ export function webhookValues(): Record<string, unknown> {
       kind: w.kind,
       suffix: w.suffix,
       path: w.path,
-      name: w.name,
-      rules: w.rules,
       matchPolicy: w.matchPolicy,
       failurePolicy: w.failurePolicy,
       sideEffects: w.sideEffects,
       admissionReviewVersions: w.admissionReviewVersions,
-      // printf'd with the quoted ServiceAccount user of the release's server.
+      // printf'd with the quoted ServiceAccount user of the release's server, for the entries that carry it.
       operatorCondition: {
         name: OPERATOR_METADATA_UPDATE_CONDITION,
         expressionFormat: OPERATOR_METADATA_UPDATE_FORMAT,
       },
-      matchConditions: w.matchConditions,
+      entries: w.entries,
       ...(w.reinvocationPolicy ? { reinvocationPolicy: w.reinvocationPolicy } : {}),
     })),
     finalizerPolicy: FINALIZER_POLICY,

@@ -446,7 +446,7 @@ describe("out of cluster, with the server and the watcher as the chart's Service
       "-o",
       "jsonpath={.webhooks[*].timeoutSeconds}",
     ]);
-    expect(timeouts.stdout).toBe("10");
+    expect(timeouts.stdout).toBe("10 10");
 
     expect(await routesIn("v2")).toEqual(v2Before);
     const v1 = await kubectl(["get", "edgeroutes.v1.net.10xdev.io", "-A"]);

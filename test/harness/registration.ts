@@ -1,5 +1,6 @@
 // The test control plane's registrations: one MutatingWebhookConfiguration
-// and one ValidatingWebhookConfiguration for edgeroutes.net.10xdev.io and
+// and one ValidatingWebhookConfiguration for edgeroutes.net.10xdev.io (each
+// with a webhook for creates and one for updates) and
 // (opt-in, webhook.finalizerPolicy) the MutatingAdmissionPolicy that adds the
 // finalizer on create inside the apiserver. What they say comes from
 // src/api/webhook-registration.ts, as the chart's does (npm run gen); this file
@@ -13,6 +14,7 @@ import {
   WEBHOOK_TIMEOUT_SECONDS,
   operatorMatchConditions,
   registrationName,
+  type AdmissionEntry,
   type AdmissionPath,
   type AdmissionWebhook,
   type MatchCondition,
@@ -49,6 +51,8 @@ export interface RegistrationOptions {
    * finalizer can be released while the server is down.
    */
   operatorUsers?: readonly string[];
+  /** The finalizer policy is installed too (finalizerPolicy below): /mutate's create webhook then has a match condition. */
+  finalizerPolicy?: boolean;
 }
 
 export interface ClientConfig {
@@ -96,12 +100,16 @@ export function clientConfig(client: WebhookClient, path: AdmissionPath): Client
   return { service: { name, namespace, path, ...(port !== undefined ? { port } : {}) }, ...ca };
 }
 
-function webhook(hook: AdmissionWebhook, opts: RegistrationOptions): Webhook {
-  const conditions = [...operatorMatchConditions(opts.operatorUsers ?? []), ...hook.matchConditions];
+function webhook(hook: AdmissionWebhook, entry: AdmissionEntry, opts: RegistrationOptions): Webhook {
+  const own = entry.operatorCondition ? operatorMatchConditions(opts.operatorUsers ?? []) : [];
+  const conditions = [
+    ...own,
+    ...((opts.finalizerPolicy ? entry.withFinalizerPolicy : undefined) ?? entry.matchConditions),
+  ];
   return {
-    name: hook.name,
+    name: entry.name,
     clientConfig: clientConfig(opts.client, hook.path),
-    rules: hook.rules.map((r) => ({
+    rules: entry.rules.map((r) => ({
       apiGroups: [...r.apiGroups],
       apiVersions: [...r.apiVersions],
       operations: [...r.operations],
@@ -135,7 +143,7 @@ function configuration<K extends AdmissionWebhook["kind"]>(
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: hook.kind,
     metadata: metadata(registrationName(opts.name ?? DEFAULT_REGISTRATION_NAME, hook.suffix), opts),
-    webhooks: [webhook(hook, opts)],
+    webhooks: hook.entries.map((entry) => webhook(hook, entry, opts)),
   };
 }
 

@@ -248,8 +248,8 @@ describe("CA injection by replicas at the same time", () => {
     }
     const m = await adm.readMutatingWebhookConfiguration({ name: "race-mutate" });
     const v = await adm.readValidatingWebhookConfiguration({ name: "race-validate" });
-    expect(m.webhooks?.map((w) => w.clientConfig.caBundle)).toEqual([bundle]);
-    expect(v.webhooks?.map((w) => w.clientConfig.caBundle)).toEqual([bundle]);
+    expect(m.webhooks?.map((w) => w.clientConfig.caBundle)).toEqual([bundle, bundle]);
+    expect(v.webhooks?.map((w) => w.clientConfig.caBundle)).toEqual([bundle, bundle]);
   });
 });
 

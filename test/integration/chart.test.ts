@@ -663,6 +663,7 @@ describe("the rendered objects equal what the TypeScript builders make", () => {
       client,
       name: FULLNAME,
       operatorUsers: [`system:serviceaccount:${NS}:${FULLNAME}-server`],
+      finalizerPolicy: true,
       namespaceSelector: {
         matchExpressions: [
           { key: "kubernetes.io/metadata.name", operator: "NotIn" as const, values: ["kube-system", NS] },
@@ -671,6 +672,13 @@ describe("the rendered objects equal what the TypeScript builders make", () => {
     };
     for (const want of [mutatingWebhookConfiguration(opts), validatingWebhookConfiguration(opts)]) {
       const got = find(docs, want.kind, want.metadata.name);
+      expect(got.webhooks).toEqual(want.webhooks);
+    }
+    // Without the policy /mutate's create webhook has no condition: every create lacks the finalizer.
+    const plain = await render(args);
+    const without = { ...opts, finalizerPolicy: false };
+    for (const want of [mutatingWebhookConfiguration(without), validatingWebhookConfiguration(without)]) {
+      const got = find(plain, want.kind, want.metadata.name);
       expect(got.webhooks).toEqual(want.webhooks);
     }
     for (const want of finalizerPolicy(opts)) {
