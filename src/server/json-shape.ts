@@ -39,6 +39,14 @@ export const HEAP_PER_SEEN_KEY = 16;
 const MAX_KEYS_REMEMBERED = 65_536;
 /** Longer keys are not remembered (they count as new). */
 const MAX_KEY_BYTES = 64;
+/**
+ * Keys in a body's first bytes all count as new, so a webhook's everyday
+ * body (an AdmissionReview of a few KB) makes no string per key: that was
+ * most of the scan's cost. It errs high by at most 96 bytes a key, about 1 MiB
+ * for the most key-dense 64 KiB; past it, repeated keys are recognised, which
+ * keeps a long ConversionReview's estimate near its cost.
+ */
+export const KEYS_REMEMBERED_FROM = 64 * 1024;
 
 export class JsonDepthError extends Error {
   constructor(readonly maxDepth: number) {
@@ -67,26 +75,41 @@ export class JsonShapeScanner {
   constructor(private readonly maxDepth: number) {}
 
   /** Reads the next piece of the text; throws JsonDepthError as soon as it nests too deep. */
-  push(chunk: Uint8Array): void {
+  push(chunk: Buffer): void {
     const base = this.bytes;
+    const n = chunk.length;
+    const remember = base + n > KEYS_REMEMBERED_FROM;
     let { depth, inString, escaped } = this;
     const max = this.maxDepth;
-    for (let i = 0; i < chunk.length; i++) {
-      const c = chunk[i] as number;
+    let i = 0;
+    while (i < n) {
       if (inString) {
-        if (escaped) escaped = false;
-        else if (c === BACKSLASH) escaped = true;
-        else if (c === QUOTE) {
-          inString = false;
+        // To the string's closing quote, stepping over each escaped byte.
+        if (escaped) {
+          escaped = false;
+          i++;
+        }
+        for (; i < n; i++) {
+          const c = chunk[i] as number;
+          if (c === BACKSLASH) {
+            if (++i === n) {
+              escaped = true;
+              break;
+            }
+          } else if (c === QUOTE) break;
+        }
+        if (i >= n) break;
+        inString = false;
+        if (remember) {
           // A key is a string followed by a colon: keep its text while it is short and in this chunk.
           const start = this.stringStart - base;
           this.lastString =
-            start >= 0 && i - start <= MAX_KEY_BYTES
-              ? Buffer.from(chunk.buffer, chunk.byteOffset + start, i - start).toString("latin1")
-              : undefined;
+            start >= 0 && i - start <= MAX_KEY_BYTES ? chunk.toString("latin1", start, i) : undefined;
         }
+        i++;
         continue;
       }
+      const c = chunk[i] as number;
       switch (c) {
         case QUOTE:
           inString = true;
@@ -115,14 +138,16 @@ export class JsonShapeScanner {
           if (this.isArray[this.isArray.length - 1]) this.elements++;
           break;
         case COLON:
-          this.countKey();
+          if (remember) this.countKey();
+          else this.newKeys++;
           break;
       }
+      i++;
     }
     this.depth = depth;
     this.inString = inString;
     this.escaped = escaped;
-    this.bytes += chunk.length;
+    this.bytes += n;
   }
 
   private countKey(): void {
