@@ -26,7 +26,7 @@
 //
 // Run: npm run bench:write-path
 //   ROUNDS (3), CREATES (2000), WARMUP_CREATES (500, untimed, per target and version before round 1), IN_FLIGHT (16), STORAGE (the chart's default, or v1 / v2),
-//   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve there, one per segment and one per gap between them), JSON_OUT (a file for the raw figures),
+//   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve and watch there, one per segment and one per gap between them), JSON_OUT (a file for the raw figures),
 //   FLOOR_CONVERSION (none, webhook or fields), DELETE_TIMEOUT_SECONDS (900: a busy machine releases finalizers slowly),
 //   APISERVER_PROF_DIR (a Go CPU profile of kube-apiserver over the first APISERVER_PROF_SECONDS (3) of each segment,
 //     read with `go tool pprof -top`),
@@ -92,6 +92,14 @@ const APISERVER_PROF_SECONDS = Number(process.env.APISERVER_PROF_SECONDS ?? 3);
 const FINALIZER_POLICY = process.env.FINALIZER_POLICY;
 const ONLY_VERSION = process.env.ONLY_VERSION as Version | undefined;
 const DATAPLANE = process.env.DATAPLANE === "xds" ? "xds" : "memory";
+
+/** What makes an operator process write CPU profiles into `dir` (bench/cpu-profile-preload.mjs). */
+function profiledEnv(dir: string): Record<string, string> {
+  return {
+    CPU_PROF_DIR: dir,
+    NODE_OPTIONS: `--import ${fileURLToPath(new URL("./cpu-profile-preload.mjs", import.meta.url))}`,
+  };
+}
 const FLOOR_GROUP = "floor.10xdev.io";
 const NS = "bench";
 const VERSIONS = ["v1", "v2"] as const;
@@ -382,14 +390,7 @@ async function run(teardown: Teardown): Promise<void> {
         ...(FINALIZER_POLICY ? ["--set", `webhook.finalizerPolicy=${FINALIZER_POLICY}`] : []),
       ],
       ...(DATAPLANE === "xds" ? { serveArgs: ["--dataplane", "xds", "--xds-listen", "127.0.0.1:0"] } : {}),
-      ...(CPU_PROF_DIR
-        ? {
-            serveEnv: {
-              CPU_PROF_DIR,
-              NODE_OPTIONS: `--import ${fileURLToPath(new URL("./cpu-profile-preload.mjs", import.meta.url))}`,
-            },
-          }
-        : {}),
+      ...(CPU_PROF_DIR ? { serveEnv: profiledEnv(CPU_PROF_DIR), watchEnv: profiledEnv(CPU_PROF_DIR) } : {}),
     },
     teardown,
   );
@@ -542,9 +543,11 @@ async function run(teardown: Teardown): Promise<void> {
             (APISERVER_PROF_SECONDS + 30) * 1000,
           )
         : undefined;
-      // serve's profile is cut before and after the segment: its part N+1 is this segment alone.
+      // serve's and watch's profiles are cut before and after the segment: their part N+1 is this segment alone.
       const cutServeProfile = (): void => {
-        if (CPU_PROF_DIR) for (const pid of pidsOf(classifyProcess, "serve")) process.kill(pid, "SIGUSR2");
+        if (!CPU_PROF_DIR) return;
+        for (const pid of [...pidsOf(classifyProcess, "serve"), ...pidsOf(classifyProcess, "watch")])
+          process.kill(pid, "SIGUSR2");
       };
       cutServeProfile();
       const r = await creates(kube, target, version, `r${round}-${version}`);

@@ -105,6 +105,8 @@ export interface EnvironmentOptions {
   chartArgs?: readonly string[];
   /** Extra environment for `edge-operator serve` (a benchmark's NODE_OPTIONS). */
   serveEnv?: Record<string, string>;
+  /** Extra environment for `edge-operator watch`. */
+  watchEnv?: Record<string, string>;
   /** Extra flags for `serve` (benches: another data plane); later flags win. */
   serveArgs?: readonly string[];
   /**
@@ -260,21 +262,25 @@ export async function startDemoEnvironment(
   );
 
   progress("starting edge-operator watch (leader-elected on the chart's Lease)");
-  const watcher = startCli("watch", [
+  const watcher = startCli(
     "watch",
-    "--reconcile-url",
-    `${url}/reconcile`,
-    "--kubeconfig",
-    watcherId.kubeconfig,
-    "--token-file",
-    tokenFile,
-    "--reconcile-ca",
-    caFile,
-    "--lease-namespace",
-    RELEASE_NAMESPACE,
-    "--lease-name",
-    `${FULLNAME}-watcher`,
-  ]);
+    [
+      "watch",
+      "--reconcile-url",
+      `${url}/reconcile`,
+      "--kubeconfig",
+      watcherId.kubeconfig,
+      "--token-file",
+      tokenFile,
+      "--reconcile-ca",
+      caFile,
+      "--lease-namespace",
+      RELEASE_NAMESPACE,
+      "--lease-name",
+      `${FULLNAME}-watcher`,
+    ],
+    opts.watchEnv,
+  );
   teardown.defer("edge-operator watch", () => watcher.stop());
 
   const workloads: LocalWorkload[] = [];
