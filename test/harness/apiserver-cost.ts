@@ -23,7 +23,7 @@ export interface ApiserverCost {
   readonly statusWrites: number;
 }
 
-interface Sample {
+export interface Sample {
   readonly labels: Record<string, string>;
   readonly value: number;
 }

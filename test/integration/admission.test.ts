@@ -10,6 +10,7 @@ import { buildCrd } from "../../src/api/crd.js";
 import { FINALIZER, GROUP, PLURAL } from "../../src/api/types.js";
 import { mutatingWebhookConfiguration, validatingWebhookConfiguration } from "../harness/registration.js";
 import { startControlPlane } from "../harness/control-plane.js";
+import { samples } from "../harness/apiserver-cost.js";
 import type { ControlPlane, RunResult } from "../../tools/testenv/control-plane.js";
 import { startServe, type ServeProcess } from "../../tools/testenv/operator.js";
 import { waitFor } from "../../tools/testenv/process.js";
@@ -119,6 +120,36 @@ describe("kubectl apply of an invalid route", () => {
       await expectAbsent(name);
     },
   );
+});
+
+/** The apiserver's match condition evaluations for the EdgeRoute webhooks so far, by operation. */
+async function conditionEvaluations(): Promise<Record<string, number>> {
+  const text = await kubectl(["get", "--raw", "/metrics"]);
+  const by: Record<string, number> = {};
+  for (const s of samples(text, "apiserver_admission_match_condition_evaluation_seconds_count")) {
+    if (s.labels.kind !== "webhook" || !s.labels.name?.endsWith(`.${PLURAL}.${GROUP}`)) continue;
+    const op = s.labels.operation ?? "";
+    by[op] = (by[op] ?? 0) + s.value;
+  }
+  return by;
+}
+
+describe("what admission costs the apiserver", () => {
+  // Each match condition copies the object into CEL's input, per webhook.
+  it("evaluates no match condition for a create in either version; an edit is matched by the update webhooks", async () => {
+    const before = await conditionEvaluations();
+    for (const obj of [v1("cel-v1"), v2("cel-v2")]) {
+      const r = await apply(obj);
+      expect(r.code, explain(r)).toBe(0);
+    }
+    const created = await conditionEvaluations();
+    expect(created.CREATE ?? 0).toBe(before.CREATE ?? 0);
+    expect((await stored("cel-v1")).metadata.finalizers).toEqual([FINALIZER]);
+
+    const edit = await apply(v1("cel-v1", { pathPrefix: "/edited" }));
+    expect(edit.code, explain(edit)).toBe(0);
+    expect((await conditionEvaluations()).UPDATE ?? 0).toBeGreaterThan(created.UPDATE ?? 0);
+  });
 });
 
 describe("kubectl apply of a valid route", () => {
