@@ -17,7 +17,7 @@ if (dir) {
   session.post("Profiler.enable");
   session.post("Profiler.setSamplingInterval", { interval: 1000 });
   session.post("Profiler.start");
-  const role = process.argv.includes("watch") ? "watch" : "serve";
+  const role = process.argv.includes("--noop") ? "noop" : process.argv.includes("watch") ? "watch" : "serve";
   let part = 0;
   const cut = (name) => {
     session.post("Profiler.stop", (err, res) => {

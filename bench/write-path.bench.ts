@@ -26,7 +26,7 @@
 //
 // Run: npm run bench:write-path
 //   ROUNDS (3), CREATES (2000), WARMUP_CREATES (500, untimed, per target and version before round 1), IN_FLIGHT (16), STORAGE (the chart's default, or v1 / v2),
-//   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve and watch there, one per segment and one per gap between them), JSON_OUT (a file for the raw figures),
+//   CPU_PROF_DIR (write `node --cpu-prof` profiles of serve, watch and the no-op webhooks there, one per segment and one per gap between them), JSON_OUT (a file for the raw figures),
 //   FLOOR_CONVERSION (none, webhook or fields), DELETE_TIMEOUT_SECONDS (900: a busy machine releases finalizers slowly),
 //   APISERVER_PROF_DIR (a Go CPU profile of kube-apiserver over the first APISERVER_PROF_SECONDS (3) of each segment,
 //     read with `go tool pprof -top`),
@@ -93,11 +93,13 @@ const FINALIZER_POLICY = process.env.FINALIZER_POLICY;
 const ONLY_VERSION = process.env.ONLY_VERSION as Version | undefined;
 const DATAPLANE = process.env.DATAPLANE === "xds" ? "xds" : "memory";
 
+const PROFILE_PRELOAD = fileURLToPath(new URL("./cpu-profile-preload.mjs", import.meta.url));
+
 /** What makes an operator process write CPU profiles into `dir` (bench/cpu-profile-preload.mjs). */
 function profiledEnv(dir: string): Record<string, string> {
   return {
     CPU_PROF_DIR: dir,
-    NODE_OPTIONS: `--import ${fileURLToPath(new URL("./cpu-profile-preload.mjs", import.meta.url))}`,
+    NODE_OPTIONS: `--import ${PROFILE_PRELOAD}`,
   };
 }
 const FLOOR_GROUP = "floor.10xdev.io";
@@ -136,6 +138,8 @@ async function noopServer(): Promise<void> {
 function startNoop(teardown: Teardown): Promise<{ url: string; caPem: string }> {
   const child = fork(fileURLToPath(import.meta.url), ["--noop"], {
     stdio: ["ignore", "inherit", "inherit", "ipc"],
+    // Profiled as serve is, to set the two side by side (CPU_PROF_DIR is in the inherited environment).
+    ...(CPU_PROF_DIR ? { execArgv: [...process.execArgv, "--import", PROFILE_PRELOAD] } : {}),
   });
   teardown.defer("no-op webhooks", async () => {
     child.disconnect();
@@ -546,8 +550,8 @@ async function run(teardown: Teardown): Promise<void> {
       // serve's and watch's profiles are cut before and after the segment: their part N+1 is this segment alone.
       const cutServeProfile = (): void => {
         if (!CPU_PROF_DIR) return;
-        for (const pid of [...pidsOf(classifyProcess, "serve"), ...pidsOf(classifyProcess, "watch")])
-          process.kill(pid, "SIGUSR2");
+        for (const role of ["serve", "watch", "no-op webhooks"])
+          for (const pid of pidsOf(classifyProcess, role)) process.kill(pid, "SIGUSR2");
       };
       cutServeProfile();
       const r = await creates(kube, target, version, `r${round}-${version}`);
