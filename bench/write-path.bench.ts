@@ -582,7 +582,8 @@ async function run(teardown: Teardown): Promise<void> {
       // The route requests of this segment's group (the other target's series stay flat), and any
       // other request of a rate that counts: the operator's own (leases, events, Secrets) included.
       const lines = describeHistograms(apiserverDiff, CREATES).filter(
-        (l) => !/apiserver_request_total/.test(l) || /edgeroutes/.test(l) || !/: 0\.0[0-4] per create$/.test(l),
+        (l) =>
+          !/apiserver_request_total/.test(l) || /edgeroutes/.test(l) || !/: 0\.0[0-4] per create$/.test(l),
       );
       for (const l of [...lines, ...describeHistograms(diff(after[1], before[1]), CREATES)]) console.log(l);
       // Gauges over the segment: prom-client resets its event-loop delay histogram at each scrape.
