@@ -103,7 +103,8 @@ export function operatorMatchConditions(users: readonly string[]): MatchConditio
  * /mutate is called only when it has something to do: the finalizer is
  * missing (an update that dropped it; a create, unless the finalizer policy
  * added it), or a v1 object carries the v2 spec annotation (kept fresh on
- * edit). Its create webhook carries this only where the policy is installed. The v2 defaults are the CRD schema's, applied by the apiserver
+ * edit). Its create webhook carries this only where the policy is
+ * installed. The v2 defaults are the CRD schema's, applied by the apiserver
  * before any webhook. Every other call would answer "no patch" and cost a
  * round trip.
  */
