@@ -234,11 +234,14 @@ export async function playLabLifecycle(env: DemoEnvironment, out: Output): Promi
     // the client's pod stops passing bytes, no socket closed: a partition).
     await env.setLink("cut");
     out.progress("the client's link to the ADS server is cut (its relay passes no bytes); deleting shop");
-    since = Date.now();
-    await deleteRoute(env, name);
+    // The watch lists the route before the delete, or a delete finished
+    // before kubectl started would go unseen.
     const gone = env.watchGone(name);
     let message = "";
     try {
+      await gone.listed;
+      since = Date.now();
+      await deleteRoute(env, name);
       await step(
         env,
         out,

@@ -22,6 +22,12 @@ export type ServerCall = (
 ) => Promise<{ status: number; body: unknown }>;
 
 export interface GoneWatch {
+  /**
+   * Settles once the watch has listed the object (its first event): a delete
+   * issued after it is seen. Rejects if kubectl exits first or within 60 s
+   * shows nothing.
+   */
+  readonly listed: Promise<void>;
   /** When the watch saw the object deleted (ms since the epoch); undefined until it did. */
   at(): number | undefined;
   stop(): void;
@@ -37,7 +43,7 @@ export interface OperatorCalls {
   clientState(): Promise<ClientState>;
   /** Cuts the client's link to the ADS server (a partition), or puts it back. */
   setLink(state: LinkState): Promise<void>;
-  /** `kubectl get -w` on an EdgeRoute of the demo's namespace: the moment it is gone. */
+  /** `kubectl get -w` on an EdgeRoute of the demo's namespace: the moment it is gone. Await `listed` before deleting. */
   watchGone(name: string): GoneWatch;
   /** `edge-operator finalizer release KEY --reason R` as the cluster's admin; its stdout and stderr. */
   releaseFinalizer(key: string, reason: string): Promise<string>;
@@ -70,17 +76,46 @@ export function operatorCalls(where: CallsWhere): OperatorCalls {
     },
     watchGone(name) {
       let at: number | undefined;
+      let seen = "";
+      let settle: (err?: Error) => void = () => undefined;
+      const listed = new Promise<void>((resolve, reject) => {
+        settle = (err) => (err ? reject(err) : resolve());
+      });
       const child = spawn(
         where.kubectlPath,
         ["get", "edgeroute", name, "-n", DEMO_NAMESPACE, "--watch", "--output-watch-events", "-o", "json"],
-        { env: { ...process.env, KUBECONFIG: where.kubeconfig }, stdio: ["ignore", "pipe", "ignore"] },
+        { env: { ...process.env, KUBECONFIG: where.kubeconfig }, stdio: ["ignore", "pipe", "pipe"] },
       );
+      const timer = setTimeout(
+        () => settle(new Error(`kubectl get -w ${name}: no event within 60 s`)),
+        60_000,
+      );
+      let stderr = "";
+      child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr = (stderr + d).slice(-2_000)));
       child.stdout.setEncoding("utf8").on("data", (d: string) => {
-        // Each event is a JSON object {"type": "ADDED" | "MODIFIED" | "DELETED", "object": ...}.
-        if (at === undefined && /"type":\s*"DELETED"/.test(d)) at = Date.now();
+        // Events are {"type": "ADDED" | "MODIFIED" | "DELETED", "object": ...};
+        // a chunk may cut one anywhere, so match on the tail kept across chunks.
+        seen = (seen + d).slice(-(d.length + 64));
+        if (/"type":\s*"(ADDED|MODIFIED)"/.test(seen)) {
+          clearTimeout(timer);
+          settle();
+        }
+        if (at === undefined && /"type":\s*"DELETED"/.test(seen)) at = Date.now();
       });
-      child.on("error", () => undefined);
-      return { at: () => at, stop: () => void child.kill("SIGTERM") };
+      child.on("exit", (code) => {
+        clearTimeout(timer);
+        settle(new Error(`kubectl get -w ${name} exited (${code}) before listing it: ${stderr.trim()}`));
+      });
+      child.on("error", (err) => settle(err));
+      listed.catch(() => undefined);
+      return {
+        listed,
+        at: () => at,
+        stop: () => {
+          clearTimeout(timer);
+          child.kill("SIGTERM");
+        },
+      };
     },
     async releaseFinalizer(key, reason) {
       const r = await run(
