@@ -145,3 +145,102 @@ describe("webhook POSTs, answered without express", () => {
     expect(await count()).toBe(before + 4);
   });
 });
+
+describe("the probes and /metrics, answered without express", () => {
+  /** A server whose listener is the app, recording the prototypes the app left on each request and response. */
+  async function recording(): Promise<{
+    url: string;
+    seen: { path: string; req: object | null; res: object | null }[];
+    close: () => Promise<void>;
+  }> {
+    const app = createApp({ handlers: routes, ready: () => true, ...deps });
+    const seen: { path: string; req: object | null; res: object | null }[] = [];
+    const s = http.createServer((req, res) => {
+      app(req, res);
+      seen.push({ path: req.url ?? "", req: Object.getPrototypeOf(req), res: Object.getPrototypeOf(res) });
+    });
+    await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+    return {
+      url: `http://127.0.0.1:${(s.address() as AddressInfo).port}`,
+      seen,
+      close: async () => {
+        s.closeAllConnections();
+        await new Promise((resolve) => s.close(resolve));
+      },
+    };
+  }
+
+  function call(
+    url: string,
+    method: string,
+  ): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request(url, { method }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString("utf8"),
+          }),
+        );
+      });
+      req.on("error", reject);
+      req.end();
+    });
+  }
+
+  it("leave node's request and response as they are: express would give them its prototypes, and the webhooks' code would be compiled again", async () => {
+    const r = await recording();
+    try {
+      for (const path of ["/healthz", "/readyz", "/metrics"])
+        expect((await call(`${r.url}${path}`, "GET")).status).toBe(200);
+      expect(r.seen.map((s) => s.path)).toEqual(["/healthz", "/readyz", "/metrics"]);
+      for (const s of r.seen) {
+        expect(s.req, s.path).toBe(http.IncomingMessage.prototype);
+        expect(s.res, s.path).toBe(http.ServerResponse.prototype);
+      }
+    } finally {
+      await r.close();
+    }
+  });
+
+  it("answer as express did: text, a Content-Length, HEAD without a body, other spellings too, 405 for a POST", async () => {
+    const r = await recording();
+    try {
+      for (const path of ["/healthz", "/readyz", "/healthz/", "/READYZ", "/healthz?verbose"]) {
+        const get = await call(`${r.url}${path}`, "GET");
+        expect(get.status, path).toBe(200);
+        expect(get.text, path).toBe("ok");
+        expect(get.headers["content-type"], path).toBe("text/plain; charset=utf-8");
+        expect(get.headers["content-length"], path).toBe("2");
+        const head = await call(`${r.url}${path}`, "HEAD");
+        expect(head.status, path).toBe(200);
+        expect(head.text, path).toBe("");
+      }
+      const metrics = await call(`${r.url}/metrics`, "GET");
+      expect(metrics.headers["content-type"]).toBe(deps.metrics.registry.contentType);
+      expect(metrics.text).toMatch(/^# HELP /m);
+      const post = await call(`${r.url}/healthz`, "POST");
+      expect(post.status).toBe(405);
+      expect(post.headers.allow).toBe("GET, HEAD");
+    } finally {
+      await r.close();
+    }
+  });
+
+  it("say not ready with a 503 while the caller is not", async () => {
+    const app = createApp({ handlers: routes, ready: () => false, ...deps });
+    const s = http.createServer(app);
+    await new Promise<void>((resolve) => s.listen(0, "127.0.0.1", resolve));
+    try {
+      const r = await call(`http://127.0.0.1:${(s.address() as AddressInfo).port}/readyz`, "GET");
+      expect(r.status).toBe(503);
+      expect(r.text).toBe("not ready");
+    } finally {
+      s.closeAllConnections();
+      await new Promise((resolve) => s.close(resolve));
+    }
+  });
+});

@@ -175,8 +175,12 @@ function clientCertRefusal(req: IncomingMessage, path: string): JsonReply | unde
  * A POST to a handler's exact path (every webhook call: the apiserver sends
  * the path it was given) skips express: its router, request and response
  * wrappers cost the server more CPU per admission request than the whole
- * answer of a bare node:https handler (bench/webhook-cpu.bench.ts). Anything
- * else, and the same paths spelt otherwise, still goes through express.
+ * answer of a bare node:https handler (bench/webhook-cpu.bench.ts). So do the
+ * probes and /metrics, asked every few seconds: express gives each request and
+ * response it routes its own prototype, and node's http code, optimized for
+ * the webhooks' plain objects, is deoptimized and compiled again after each
+ * (V8's "wrong map"; BENCHMARKS.md, Write path). Anything else, and the same
+ * paths spelt otherwise, still goes through express.
  */
 export function createApp(opts: AppOptions): RequestListener {
   const app = express();
@@ -185,8 +189,11 @@ export function createApp(opts: AppOptions): RequestListener {
   const budgets = opts.budgets ?? budgetsFromHeapLimit();
   /** Path → the methods it answers, for 405's Allow header. */
   const allowed = new Map<string, string>();
-  mountProbes(app, opts);
-  for (const p of ["/healthz", "/readyz", "/metrics"]) allowed.set(p, "GET, HEAD");
+  const probes = probeHandlers(opts);
+  for (const [path, probe] of probes) {
+    allowed.set(path, "GET, HEAD");
+    app.get(path, probe);
+  }
   for (const handler of opts.handlers.filter((r) => r.method === "GET")) {
     allowed.set(handler.path, "GET, HEAD");
     app.get(handler.path, getHandler(handler, opts));
@@ -208,9 +215,15 @@ export function createApp(opts: AppOptions): RequestListener {
       seen.add(req.socket);
       opts.metrics.connections.inc();
     }
-    const post = req.method === "POST" ? direct.get(pathOf(req.url)) : undefined;
-    if (!post) return void app(req, res);
-    post(req, res).catch((err: unknown) => {
+    const { method } = req;
+    const handle =
+      method === "POST"
+        ? direct.get(pathOf(req.url))
+        : method === "GET" || method === "HEAD"
+          ? probes.get(pathOf(req.url))
+          : undefined;
+    if (!handle) return void app(req, res);
+    handle(req, res).catch((err: unknown) => {
       // What express's error handler would do for a handler that threw.
       opts.log.error({ err, path: req.url }, "request failed");
       if (!res.headersSent) sendWhole(res, errorReply(500, "InternalError", (err as Error).message));
@@ -239,24 +252,39 @@ function mountMethodNotAllowed(app: express.Express, allowed: ReadonlyMap<string
   }
 }
 
-/** /healthz (the process is up), /readyz (the caller's readiness) and /metrics. */
-function mountProbes(app: express.Express, opts: AppOptions): void {
+/** A plain-text answer, whole, on node's own response (express's extends it). */
+function sendPlain(res: ServerResponse, status: number, contentType: string, text: string): void {
+  res.writeHead(status, { "content-type": contentType, "content-length": Buffer.byteLength(text) });
+  res.end(text);
+}
+
+const TEXT_TYPE = "text/plain; charset=utf-8";
+
+/**
+ * /healthz (the process is up), /readyz (the caller's readiness) and /metrics,
+ * by path, on node's own request and response.
+ */
+function probeHandlers(opts: AppOptions): Map<string, PostHandler> {
   const { registry } = opts.metrics;
-  app.get("/healthz", (_req, res) => {
-    res.type("text/plain").send("ok");
-  });
-  app.get("/readyz", (_req, res) => {
-    if (opts.ready()) res.type("text/plain").send("ok");
-    else res.status(503).type("text/plain").send("not ready");
-  });
   // One rendering shared by the callers that ask while it is made: its cost grows with the series.
   let rendering: Promise<string> | undefined;
-  app.get("/metrics", async (req, res) => {
-    const refused = await opts.metricsAuth?.(req.headers);
-    if (refused) return sendWhole(res, refused);
-    rendering ??= registry.metrics().finally(() => (rendering = undefined));
-    res.type(registry.contentType).send(await rendering);
-  });
+  return new Map<string, PostHandler>([
+    ["/healthz", async (_req, res) => sendPlain(res, 200, TEXT_TYPE, "ok")],
+    [
+      "/readyz",
+      async (_req, res) =>
+        opts.ready() ? sendPlain(res, 200, TEXT_TYPE, "ok") : sendPlain(res, 503, TEXT_TYPE, "not ready"),
+    ],
+    [
+      "/metrics",
+      async (req, res) => {
+        const refused = await opts.metricsAuth?.(req.headers);
+        if (refused) return sendWhole(res, refused);
+        rendering ??= registry.metrics().finally(() => (rendering = undefined));
+        sendPlain(res, 200, registry.contentType, await rendering);
+      },
+    ],
+  ]);
 }
 
 type ExpressHandler = (req: Request, res: Response) => Promise<void>;
