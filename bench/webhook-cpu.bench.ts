@@ -5,7 +5,9 @@
 // process, measured with process.cpuUsage() around a fixed number of requests
 // sent by a child process over keep-alive HTTPS.
 //
-// Run: npx tsx bench/webhook-cpu.bench.ts   (N, CONNECTIONS, RUNS to change the defaults)
+// Run: npx tsx bench/webhook-cpu.bench.ts   (N, CONNECTIONS, RUNS to change the defaults;
+//   ONLY to run the targets whose name contains it; PROBE_MS to send a GET /healthz that often
+//   during each run, as the kubelet's probes come)
 
 import { fork } from "node:child_process";
 import https from "node:https";
@@ -25,6 +27,8 @@ const CONNECTIONS = Number(process.env.CONNECTIONS ?? 16);
 const RUNS = Number(process.env.RUNS ?? 3);
 /** Only the targets whose name contains this (for a CPU profile of one). */
 const ONLY = process.env.ONLY ?? "";
+/** A GET /healthz (through express, as the kubelet's probes go) every PROBE_MS during each run; 0 for none. */
+const PROBE_MS = Number(process.env.PROBE_MS ?? 0);
 
 function review(version: "v1" | "v2"): string {
   return admissionReview(version, routeObject(version));
@@ -108,15 +112,20 @@ function admissionReview(version: "v1" | "v2", object: object): string {
   });
 }
 
-/** The load: N POSTs, CONNECTIONS at a time over keep-alive, in a child process so its CPU is not counted. */
+interface Call {
+  url: string;
+  body: string;
+}
+
+/** The load: N POSTs (the calls given, in turn), CONNECTIONS at a time over keep-alive, in a child process so its CPU is not counted. */
 async function client(): Promise<void> {
-  process.on("message", async (m: { url: string; ca: string; body: string }) => {
+  process.on("message", async (m: { calls: Call[]; ca: string }) => {
     const agent = new https.Agent({ keepAlive: true, maxSockets: CONNECTIONS, ca: m.ca });
     let next = 0;
-    const one = (): Promise<void> =>
+    const one = (call: Call): Promise<void> =>
       new Promise((resolve, reject) => {
         const req = https.request(
-          m.url,
+          call.url,
           { method: "POST", agent, headers: { "content-type": "application/json" } },
           (res) => {
             res.resume();
@@ -126,11 +135,11 @@ async function client(): Promise<void> {
           },
         );
         req.on("error", reject);
-        req.end(m.body);
+        req.end(call.body);
       });
     await Promise.all(
       Array.from({ length: CONNECTIONS }, async () => {
-        while (next++ < N) await one();
+        while (next < N) await one(m.calls[next++ % m.calls.length] as Call);
       }),
     );
     agent.destroy();
@@ -165,30 +174,49 @@ async function main(): Promise<void> {
   const bareUrl = `https://127.0.0.1:${(bare.address() as { port: number }).port}`;
   const appUrl = `https://127.0.0.1:${running.address.port}`;
   const child = fork(fileURLToPath(import.meta.url), ["--client"]);
-  const measure = async (url: string, body: string): Promise<number> => {
+  const probe = (): void => {
+    https
+      .get(`${appUrl}/healthz`, { ca: ca.cert, agent: false }, (res) => res.resume())
+      .on("error", () => undefined);
+  };
+  const measure = async (calls: Call[]): Promise<number> => {
     const t0 = process.cpuUsage();
-    child.send({ url, ca: ca.cert, body });
+    const probes = PROBE_MS > 0 ? setInterval(probe, PROBE_MS) : undefined;
+    child.send({ calls, ca: ca.cert });
     await new Promise((r) => child.once("message", r));
+    clearInterval(probes);
     const d = process.cpuUsage(t0);
     return (d.user + d.system) / N;
   };
-  const targets: [string, string, string][] = [
-    ["no-op (node:https)", `${bareUrl}/`, review("v2")],
-    ["/mutate v1", `${appUrl}/mutate`, review("v1")],
-    ["/mutate v2", `${appUrl}/mutate`, review("v2")],
-    ["/validate v1", `${appUrl}/validate`, review("v1")],
-    ["/validate v2", `${appUrl}/validate`, review("v2")],
-    ["no-op convert v1→v2", `${bareUrl}/`, conversionReview("v1")],
-    ["/convert v1→v2", `${appUrl}/convert`, conversionReview("v1")],
-    ["no-op convert v2→v1", `${bareUrl}/`, conversionReview("v2")],
-    ["/convert v2→v1", `${appUrl}/convert`, conversionReview("v2")],
+  const one = (url: string, body: string): Call[] => [{ url, body }];
+  // What a v1 create sends its webhooks, in turn (BENCHMARKS.md, Write path: 1 /mutate, 1 /validate,
+  // 1.0 v1 → v2 and 1.4 v2 → v1 conversions per create, here 2): the handlers' code meets every shape.
+  const v1Create = (base: string, paths: [string, string, string]): Call[] => [
+    { url: `${base}${paths[0]}`, body: review("v1") },
+    { url: `${base}${paths[1]}`, body: review("v1") },
+    { url: `${base}${paths[2]}`, body: conversionReview("v1") },
+    { url: `${base}${paths[2]}`, body: conversionReview("v2") },
+    { url: `${base}${paths[2]}`, body: conversionReview("v2") },
   ];
-  await measure(`${appUrl}/mutate`, review("v2")); // warm-up
-  await measure(`${bareUrl}/`, review("v2"));
+  const targets: [string, Call[]][] = [
+    ["no-op (node:https)", one(`${bareUrl}/`, review("v2"))],
+    ["/mutate v1", one(`${appUrl}/mutate`, review("v1"))],
+    ["/mutate v2", one(`${appUrl}/mutate`, review("v2"))],
+    ["/validate v1", one(`${appUrl}/validate`, review("v1"))],
+    ["/validate v2", one(`${appUrl}/validate`, review("v2"))],
+    ["no-op convert v1→v2", one(`${bareUrl}/`, conversionReview("v1"))],
+    ["/convert v1→v2", one(`${appUrl}/convert`, conversionReview("v1"))],
+    ["no-op convert v2→v1", one(`${bareUrl}/`, conversionReview("v2"))],
+    ["/convert v2→v1", one(`${appUrl}/convert`, conversionReview("v2"))],
+    ["no-op v1 create mix", v1Create(bareUrl, ["/", "/", "/"])],
+    ["v1 create mix", v1Create(appUrl, ["/mutate", "/validate", "/convert"])],
+  ];
+  await measure(one(`${appUrl}/mutate`, review("v2"))); // warm-up
+  await measure(one(`${bareUrl}/`, review("v2")));
   const results = new Map<string, number[]>();
   for (let run = 0; run < RUNS; run++) {
-    for (const [name, url, body] of targets.filter(([n]) => n.includes(ONLY))) {
-      const us = await measure(url, body);
+    for (const [name, calls] of targets.filter(([n]) => n.includes(ONLY))) {
+      const us = await measure(calls);
       results.set(name, [...(results.get(name) ?? []), us]);
     }
   }

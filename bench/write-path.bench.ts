@@ -36,6 +36,9 @@
 //   FINALIZER_POLICY (the chart's webhook.finalizerPolicy: disabled, its default, or enabled; the first creates
 //     wait out the apiserver's 503s while its policy plugin learns the new CRD),
 //   DATAPLANE (memory, the demo's; or xds, the chart's default: serve's ADS server on a free port, no client).
+// Each segment prints its window in CLOCK_MONOTONIC seconds: a whole-machine profile taken with
+// `perf record -a -g -k mono` (and NODE_OPTIONS=--perf-prof for the node processes' JIT code, then
+// `perf inject --jit`) is cut to one segment with `perf report --time START,END`.
 
 import { fork } from "node:child_process";
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -554,7 +557,9 @@ async function run(teardown: Teardown): Promise<void> {
           for (const pid of pidsOf(classifyProcess, role)) process.kill(pid, "SIGUSR2");
       };
       cutProfiles();
+      const window = [process.hrtime.bigint()];
       const r = await creates(kube, target, version, `r${round}-${version}`);
+      window.push(process.hrtime.bigint());
       cutProfiles();
       if (profile && APISERVER_PROF_DIR) {
         const file = `${APISERVER_PROF_DIR}/apiserver-r${round}-${target}-${version}.pprof`;
@@ -578,6 +583,8 @@ async function run(teardown: Teardown): Promise<void> {
         `round ${round} ${target.padEnd(8)} ${version}: ${fmt(seg.createsPerSecond, 0)} creates/s, p50 ${fmt(seg.p50, 1)} ms, p99 ${fmt(seg.p99, 1)} ms, load1 ${fmt(load1, 2)}${r.failures ? `, ${r.failures} FAILED` : ""}`,
       );
       console.log(`    CPU per create: ${describeCpu(cpuAfter, cpuBefore, r.ms.length)}`);
+      // CLOCK_MONOTONIC seconds, for a system-wide profiler's time filter (`perf record -k mono`, `perf report --time`).
+      console.log(`    window: ${window.map((t) => (Number(t / 1000n) / 1e6).toFixed(6)).join(",")}`);
       // The route requests of this segment's group (the other target's series stay flat), and any
       // other request of a rate that counts: the operator's own (leases, events, Secrets) included.
       const apiserverDiff = new Map(
