@@ -47,14 +47,12 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve));
 });
 
-function request(
-  path: string,
-  body?: string,
-  agent?: http.Agent,
-): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
+type Reply = { status: number; headers: http.IncomingHttpHeaders; text: string };
+
+/** One request to `url`, its answer read whole. */
+function send(url: string, method: string, body?: string, agent?: http.Agent): Promise<Reply> {
   return new Promise((resolve, reject) => {
-    const method = body === undefined ? "GET" : "POST";
-    const req = http.request(`${base}${path}`, { method, ...(agent ? { agent } : {}) }, (res) => {
+    const req = http.request(url, { method, ...(agent ? { agent } : {}) }, (res) => {
       const chunks: Buffer[] = [];
       res.on("data", (c: Buffer) => chunks.push(c));
       res.on("end", () =>
@@ -69,6 +67,11 @@ function request(
     req.on("error", reject);
     req.end(body);
   });
+}
+
+/** A GET to the shared server's `path`, or a POST of `body`. */
+function request(path: string, body?: string, agent?: http.Agent): Promise<Reply> {
+  return send(`${base}${path}`, body === undefined ? "GET" : "POST", body, agent);
 }
 
 describe("the app's replies", () => {
@@ -170,26 +173,7 @@ describe("the probes and /metrics, answered without express", () => {
     };
   }
 
-  function call(
-    url: string,
-    method: string,
-  ): Promise<{ status: number; headers: http.IncomingHttpHeaders; text: string }> {
-    return new Promise((resolve, reject) => {
-      const req = http.request(url, { method }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (c: Buffer) => chunks.push(c));
-        res.on("end", () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            text: Buffer.concat(chunks).toString("utf8"),
-          }),
-        );
-      });
-      req.on("error", reject);
-      req.end();
-    });
-  }
+  const call = (url: string, method: string): Promise<Reply> => send(url, method);
 
   it("leave node's request and response as they are: express would give them its prototypes, and the webhooks' code would be compiled again", async () => {
     const r = await recording();
