@@ -117,11 +117,17 @@ function drained(res: ServerResponse): Promise<void> {
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
-/** A JSON text as one write: the status line, headers and body leave in one TLS record. */
-function sendText(res: ServerResponse, status: number, headers: JsonReply["headers"], text: string): void {
+/** A text (JSON unless told) as one write: the status line, headers and body leave in one TLS record. */
+function sendText(
+  res: ServerResponse,
+  status: number,
+  headers: JsonReply["headers"],
+  text: string,
+  contentType = JSON_TYPE,
+): void {
   res.writeHead(status, {
     ...headers,
-    "content-type": JSON_TYPE,
+    "content-type": contentType,
     "content-length": Buffer.byteLength(text),
   });
   res.end(text);
@@ -198,7 +204,7 @@ export function createApp(opts: AppOptions): RequestListener {
     allowed.set(handler.path, "GET, HEAD");
     app.get(handler.path, getHandler(handler, opts));
   }
-  const direct = new Map<string, PostHandler>();
+  const direct = new Map<string, DirectHandler>();
   for (const handler of opts.handlers.filter((r) => r.method !== "GET")) {
     allowed.set(handler.path, "POST");
     // The body is read by readJsonBody as raw bytes whatever the content type
@@ -252,28 +258,24 @@ function mountMethodNotAllowed(app: express.Express, allowed: ReadonlyMap<string
   }
 }
 
-/** A plain-text answer, whole, on node's own response (express's extends it). */
-function sendPlain(res: ServerResponse, status: number, contentType: string, text: string): void {
-  res.writeHead(status, { "content-type": contentType, "content-length": Buffer.byteLength(text) });
-  res.end(text);
-}
-
 const TEXT_TYPE = "text/plain; charset=utf-8";
 
 /**
  * /healthz (the process is up), /readyz (the caller's readiness) and /metrics,
  * by path, on node's own request and response.
  */
-function probeHandlers(opts: AppOptions): Map<string, PostHandler> {
+function probeHandlers(opts: AppOptions): Map<string, DirectHandler> {
   const { registry } = opts.metrics;
   // One rendering shared by the callers that ask while it is made: its cost grows with the series.
   let rendering: Promise<string> | undefined;
-  return new Map<string, PostHandler>([
-    ["/healthz", async (_req, res) => sendPlain(res, 200, TEXT_TYPE, "ok")],
+  return new Map<string, DirectHandler>([
+    ["/healthz", async (_req, res) => sendText(res, 200, undefined, "ok", TEXT_TYPE)],
     [
       "/readyz",
       async (_req, res) =>
-        opts.ready() ? sendPlain(res, 200, TEXT_TYPE, "ok") : sendPlain(res, 503, TEXT_TYPE, "not ready"),
+        opts.ready()
+          ? sendText(res, 200, undefined, "ok", TEXT_TYPE)
+          : sendText(res, 503, undefined, "not ready", TEXT_TYPE),
     ],
     [
       "/metrics",
@@ -281,7 +283,7 @@ function probeHandlers(opts: AppOptions): Map<string, PostHandler> {
         const refused = await opts.metricsAuth?.(req.headers);
         if (refused) return sendWhole(res, refused);
         rendering ??= registry.metrics().finally(() => (rendering = undefined));
-        sendPlain(res, 200, registry.contentType, await rendering);
+        sendText(res, 200, undefined, await rendering, registry.contentType);
       },
     ],
   ]);
@@ -289,7 +291,7 @@ function probeHandlers(opts: AppOptions): Map<string, PostHandler> {
 
 type ExpressHandler = (req: Request, res: Response) => Promise<void>;
 /** Runs on node's own request and response, or express's (which extend them). */
-type PostHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+type DirectHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 function getHandler(handler: JsonHandler, opts: AppOptions): ExpressHandler {
   const { log: logger } = opts;
@@ -319,7 +321,7 @@ function getHandler(handler: JsonHandler, opts: AppOptions): ExpressHandler {
  * the headers) before a byte of the body is read; the body read within its
  * limits (request-body.ts); the reply written whole or in pieces by its size.
  */
-function postHandler(handler: JsonHandler, opts: AppOptions, budgets: MemoryBudgets): PostHandler {
+function postHandler(handler: JsonHandler, opts: AppOptions, budgets: MemoryBudgets): DirectHandler {
   const { log: logger } = opts;
   const { requestDuration } = opts.metrics;
   return async (req, res) => {
