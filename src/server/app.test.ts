@@ -175,7 +175,7 @@ describe("the probes and /metrics, answered without express", () => {
 
   const call = (url: string, method: string): Promise<Reply> => send(url, method);
 
-  it("leave node's request and response as they are: express would give them its prototypes, and the webhooks' code would be compiled again", async () => {
+  it("leave node's request and response as they are, where express would give them its prototypes", async () => {
     const r = await recording();
     try {
       for (const path of ["/healthz", "/readyz", "/metrics"])

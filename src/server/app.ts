@@ -182,11 +182,11 @@ function clientCertRefusal(req: IncomingMessage, path: string): JsonReply | unde
  * the path it was given) skips express: its router, request and response
  * wrappers cost the server more CPU per admission request than the whole
  * answer of a bare node:https handler (bench/webhook-cpu.bench.ts). So do the
- * probes and /metrics, asked every few seconds: express gives each request and
- * response it routes its own prototype, and node's http code, optimized for
- * the webhooks' plain objects, is deoptimized and compiled again after each
- * (V8's "wrong map"; BENCHMARKS.md, Write path). Anything else, and the same
- * paths spelt otherwise, still goes through express.
+ * probes and /metrics, asked every few seconds, so that no request the server
+ * answers all day carries express's prototypes into node's http code (whether
+ * that costs the webhooks anything was not measurable: BENCHMARKS.md, Write
+ * path). Anything else, and the same paths spelt otherwise, still goes
+ * through express.
  */
 export function createApp(opts: AppOptions): RequestListener {
   const app = express();
