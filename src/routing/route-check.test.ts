@@ -1,14 +1,17 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { EdgeRouteV2 } from "../api/types.js";
-import { roughRouteV2 as routeArb } from "../../test/fixtures/route-arbitraries.js";
+import { roughRouteV2 as routeArb, routeV2 } from "../../test/fixtures/route-arbitraries.js";
 import { checkRoute, isWellShaped, shapeErrors } from "./route-check.js";
 
 describe("route checks", () => {
   it("the fast path agrees with the full field-error walk on every input", () => {
     let valid = 0;
     fc.assert(
-      fc.property(routeArb, (route) => {
+      // Rough routes alone are about 6% well shaped (263-326 of 5,000 over 40
+      // seeds), too near any bound; with whole routes half of the time,
+      // 2,581-2,713 are.
+      fc.property(fc.oneof(routeArb, routeV2), (route) => {
         const fast = isWellShaped(route);
         if (fast) valid++;
         expect(fast).toBe(shapeErrors(route).length === 0);

@@ -268,6 +268,22 @@ export function varint(n: number): Uint8Array {
   return Uint8Array.from(out);
 }
 
+/**
+ * Where each field of a message lies in its bytes, key and length included,
+ * in the order written: for splicing encoded messages piece by piece.
+ */
+export function fieldSpans(bytes: Uint8Array): { field: number; start: number; end: number }[] {
+  const reader = protobuf.Reader.create(bytes);
+  const spans: { field: number; start: number; end: number }[] = [];
+  while (reader.pos < reader.len) {
+    const start = reader.pos;
+    const tag = reader.uint32();
+    reader.skipType(tag & 7);
+    spans.push({ field: tag >>> 3, start, end: reader.pos });
+  }
+  return spans;
+}
+
 /** A length-delimited field's key: its number and wire type 2. */
 export function fieldKey(field: number): Uint8Array {
   return varint((field << 3) | 2);

@@ -44,6 +44,7 @@ import {
   encodeMessage,
   encodeResource,
   fieldKey,
+  fieldSpans,
   fieldNumber,
   varint,
   type EncodedAny,
@@ -221,7 +222,8 @@ export function routesOfListeners(snapshot: XdsSnapshot, listeners: Names): "*" 
 const VIRTUAL_HOST = "envoy.config.route.v3.VirtualHost";
 const VIRTUAL_HOSTS_FIELD = fieldNumber(TYPE_URL.routeConfiguration, "virtual_hosts");
 const ROUTE = "envoy.config.route.v3.Route";
-const ROUTES_KEY = fieldKey(fieldNumber(VIRTUAL_HOST, "routes"));
+const ROUTES_FIELD = fieldNumber(VIRTUAL_HOST, "routes");
+const ROUTES_KEY = fieldKey(ROUTES_FIELD);
 
 function shortHash(bytes: Uint8Array): string {
   return createHash("sha256").update(bytes).digest("hex").slice(0, 16);
@@ -274,9 +276,24 @@ interface HostReach {
 interface EncodedHost {
   readonly key: string;
   readonly domains: readonly string[];
+  /** Moved into the route configuration's bytes once that is made (routeConfiguration). */
   bytes: Uint8Array;
   /** gRPC's form (grpc.ts grpcVirtualHost), only where it differs from Envoy's. */
   readonly grpcBytes?: Uint8Array;
+  /** For a host made of its route entries: entry i is bytes[offsets[i], offsets[i + 1]). */
+  readonly offsets?: Uint32Array;
+}
+
+type RouteEntry = AdsVirtualHost["routes"][number];
+
+/**
+ * Where a route entry's bytes lie: in the last host encoded with it. A place,
+ * not a copy: at 10,000 routes a buffer per entry raised the server's peak
+ * by 10 MiB, and a view per entry, moved with its host, cost 20 ms a build.
+ */
+interface EntryPlace {
+  host: EncodedHost;
+  index: number;
 }
 
 /**
@@ -297,7 +314,7 @@ export class XdsEncoder {
   private readonly encodedHosts = new WeakMap<AdsVirtualHost, EncodedHost>();
   private readonly encodedResources = new WeakMap<ResourceJson, { key: string; resource: XdsResource }>();
   private readonly hostReach = new WeakMap<object, HostReach>();
-  private readonly encodedEntries = new WeakMap<AdsVirtualHost["routes"][number], Uint8Array>();
+  private readonly entryPlaces = new WeakMap<RouteEntry, EntryPlace>();
 
   /**
    * Each virtual host is encoded once per object, and spliced from its
@@ -308,41 +325,70 @@ export class XdsEncoder {
     return (rc.virtual_hosts ?? []).map((vh) => {
       const known = this.encodedHosts.get(vh);
       if (known !== undefined) return known;
-      const bytes = this.virtualHostBytes(vh);
-      // Its bytes say what it is: equal keys, equal bytes served.
-      const key = shortHash(bytes);
+      const { bytes, offsets } = this.virtualHostBytes(vh);
       const grpc = grpcVirtualHost(vh);
-      const host: EncodedHost =
-        grpc === vh
-          ? { key, domains: vh.domains, bytes }
-          : { key, domains: vh.domains, bytes, grpcBytes: this.virtualHostBytes(grpc) };
+      const host: EncodedHost = {
+        // Its bytes say what it is: equal keys, equal bytes served.
+        key: shortHash(bytes),
+        domains: vh.domains,
+        bytes,
+        ...(grpc === vh ? {} : { grpcBytes: this.virtualHostBytes(grpc).bytes }),
+        ...(offsets === undefined ? {} : { offsets }),
+      };
+      if (offsets !== undefined)
+        vh.routes.forEach((r, index) => {
+          const place = this.entryPlaces.get(r);
+          if (place === undefined) this.entryPlaces.set(r, { host, index });
+          else [place.host, place.index] = [host, index];
+        });
       this.encodedHosts.set(vh, host);
       return host;
     });
   }
 
+  /** A route entry's bytes, framed (field key, length, message), if a host was encoded with it. */
+  private entryBytes(r: RouteEntry): Uint8Array | undefined {
+    const place = this.entryPlaces.get(r);
+    const offsets = place?.host.offsets;
+    if (place === undefined || offsets === undefined) return undefined;
+    return place.host.bytes.subarray(offsets[place.index], offsets[place.index + 1]);
+  }
+
   /**
-   * encodeMessage(VirtualHost, vh), from the bytes of its route entries, each
-   * encoded once per entry object: a host where one route changed encodes
-   * that route's entries, not the host's thousand others. Protobuf writes
-   * fields in number order (name 1, domains 2, routes 3), so the head and
-   * then each entry as a repeated field are the same bytes; a host with any
-   * other field is encoded whole. test/unit/xds.golden.test.ts checks them.
+   * encodeMessage(VirtualHost, vh), spliced from its route entries' bytes
+   * where a host was encoded with them before: a host where one route
+   * changed encodes that route's entries, not the host's thousand others.
+   * Protobuf writes fields in number order (name 1, domains 2, routes 3), so
+   * the head and then each entry as a repeated field are the same bytes; a
+   * host with any other field is encoded whole, and so is one with no entry
+   * known, whose entries are then found in its bytes. test/unit/xds.golden.test.ts
+   * and translate/keep-unchanged.test.ts check the bytes.
    */
-  private virtualHostBytes(vh: AdsVirtualHost): Uint8Array {
+  private virtualHostBytes(vh: AdsVirtualHost): { bytes: Uint8Array; offsets?: Uint32Array } {
     const { routes, ...head } = vh;
-    for (const k in head) if (k !== "name" && k !== "domains") return encodeMessage(VIRTUAL_HOST, vh);
-    const parts: Uint8Array[] = [encodeMessage(VIRTUAL_HOST, head)];
-    for (const r of routes) {
-      // Kept framed (field key, length, message): one piece per entry to splice.
-      parts.push(
-        perObject(this.encodedEntries, r, () => {
-          const bytes = encodeMessage(ROUTE, r);
-          return Buffer.concat([ROUTES_KEY, varint(bytes.byteLength), bytes]);
-        }),
-      );
+    for (const k in head)
+      if (k !== "name" && k !== "domains") return { bytes: encodeMessage(VIRTUAL_HOST, vh) };
+    const offsets = new Uint32Array(routes.length + 1);
+    if (!routes.some((r) => this.entryPlaces.has(r))) {
+      const bytes = encodeMessage(VIRTUAL_HOST, vh);
+      const spans = fieldSpans(bytes).filter((f) => f.field === ROUTES_FIELD);
+      if (spans.length !== routes.length) return { bytes };
+      offsets[0] = spans[0]?.start ?? bytes.byteLength;
+      spans.forEach((f, i) => (offsets[i + 1] = f.end));
+      return { bytes, offsets };
     }
-    return Buffer.concat(parts);
+    const parts: Uint8Array[] = [encodeMessage(VIRTUAL_HOST, head)];
+    let at = (offsets[0] = (parts[0] as Uint8Array).byteLength);
+    routes.forEach((r, i) => {
+      let entry = this.entryBytes(r);
+      if (entry === undefined) {
+        const message = encodeMessage(ROUTE, r);
+        entry = Buffer.concat([ROUTES_KEY, varint(message.byteLength), message]);
+      }
+      parts.push(entry);
+      offsets[i + 1] = at += entry.byteLength;
+    });
+    return { bytes: Buffer.concat(parts), offsets };
   }
 
   /** The clusters and route keys of a virtual host, as gRPC's client reaches them; once per object. */
@@ -356,8 +402,8 @@ export class XdsEncoder {
 
   /**
    * The route configuration, after which its virtual hosts' bytes are kept as
-   * views into its own: one copy of every virtual host is held, not two (and
-   * one of each entry, which a changed host is spliced from).
+   * views into its own: one copy of every virtual host (and of its entries)
+   * is held, not two.
    */
   private routeConfiguration(name: string, hosts: EncodedHost[]): XdsResource {
     const r = routeConfigResource(
