@@ -95,6 +95,7 @@ export async function startServe(opts: ServeOptions = {}): Promise<ServeProcess>
     "serve",
     process.execPath,
     [
+      ...(process.env.EDGE_SERVE_NODE_ARGS ? process.env.EDGE_SERVE_NODE_ARGS.split(" ") : []),
       opts.cli ?? CLI,
       "serve",
       "--listen",
