@@ -95,6 +95,7 @@ export async function startServe(opts: ServeOptions = {}): Promise<ServeProcess>
     "serve",
     process.execPath,
     [
+      // Node flags for serve alone (a V8 trace of it in a bench: `--trace-opt --trace-deopt`).
       ...(process.env.EDGE_SERVE_NODE_ARGS ? process.env.EDGE_SERVE_NODE_ARGS.split(" ") : []),
       opts.cli ?? CLI,
       "serve",
