@@ -36,8 +36,8 @@
 //   FINALIZER_POLICY (the chart's webhook.finalizerPolicy: disabled, its default, or enabled; the first creates
 //     wait out the apiserver's 503s while its policy plugin learns the new CRD),
 //   DATAPLANE (memory, the demo's; or xds, the chart's default: serve's ADS server on a free port, no client).
-//   EDGE_SERVE_NODE_ARGS (node flags for serve alone, e.g. "--trace-opt --trace-deopt"; with EDGE_TEST_LOG_DIR its
-//     output lands in serve-PORT.log there).
+//   EDGE_SERVE_NODE_ARGS, EDGE_WATCH_NODE_ARGS (node flags for serve or watch alone, e.g. "--trace-opt";
+//     with EDGE_TEST_LOG_DIR their output lands in serve-PORT.log and watch-PID.log there).
 // Each segment prints its window in CLOCK_MONOTONIC seconds: a whole-machine profile taken with
 // `perf record -a -g -k mono` (and NODE_OPTIONS=--perf-prof for the node processes' JIT code, then
 // `perf inject --jit`) is cut to one segment with `perf report --time START,END`.

@@ -95,8 +95,7 @@ export async function startServe(opts: ServeOptions = {}): Promise<ServeProcess>
     "serve",
     process.execPath,
     [
-      // Node flags for serve alone (a V8 trace of it in a bench: `--trace-opt --trace-deopt`).
-      ...(process.env.EDGE_SERVE_NODE_ARGS ? process.env.EDGE_SERVE_NODE_ARGS.split(" ") : []),
+      ...nodeArgs("serve"),
       opts.cli ?? CLI,
       "serve",
       "--listen",
@@ -146,10 +145,19 @@ export async function startServe(opts: ServeOptions = {}): Promise<ServeProcess>
   };
 }
 
+/**
+ * Node flags for one subcommand's process alone, from EDGE_<NAME>_NODE_ARGS
+ * (a V8 trace of serve in a bench: EDGE_SERVE_NODE_ARGS="--trace-opt --trace-deopt").
+ */
+function nodeArgs(name: string): string[] {
+  const args = process.env[`EDGE_${name.toUpperCase()}_NODE_ARGS`];
+  return args ? args.split(" ").filter((a) => a !== "") : [];
+}
+
 /** Starts any edge-operator subcommand as a supervised process. */
 export function startCli(name: string, args: string[], env: Record<string, string> = {}): Supervised {
   assertBuilt();
-  return supervise(name, process.execPath, [CLI, ...args], {
+  return supervise(name, process.execPath, [...nodeArgs(name), CLI, ...args], {
     env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? "warn", HOME: emptyHome(), ...env },
     ...(process.env.EDGE_TEST_LOG_DIR
       ? { logFile: path.join(process.env.EDGE_TEST_LOG_DIR, `${name}-${process.pid}.log`) }
