@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import https from "node:https";
 import os from "node:os";
 import path from "node:path";
-import type { AddressInfo } from "node:net";
+import type { AddressInfo, Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildCrd } from "../../src/api/crd.js";
 import { createCa, issueCertificate, type KeyPair } from "../../src/certs/pki.js";
@@ -32,6 +32,7 @@ class Endpoint {
   status = 200;
   token = "";
   private server!: https.Server;
+  private readonly sockets = new Set<Socket>();
   url = "";
 
   async start(tls: Tls): Promise<void> {
@@ -48,14 +49,25 @@ class Endpoint {
           .end(status === 200 ? '{"result":"done","did":[]}' : '{"error":"no"}');
       });
     });
+    // Every TCP connection, from before its TLS handshake on.
+    this.server.on("connection", (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once("close", () => this.sockets.delete(socket));
+    });
     await new Promise<void>((r) => this.server.listen(0, "127.0.0.1", r));
     this.url = `https://127.0.0.1:${(this.server.address() as AddressInfo).port}/reconcile`;
   }
 
-  /** A new certificate, and every connection dropped, as a restarted server. */
+  /**
+   * A new certificate, and every connection dropped, as a restarted server:
+   * also one still in its handshake, which closeAllConnections does not know
+   * of yet and which would finish with the old certificate (a busy CI machine
+   * saw calls answered over such a connection after the swap).
+   */
   async serveWith(tls: Tls): Promise<void> {
     this.server.setSecureContext(tls);
-    this.server.closeAllConnections();
+    for (const socket of this.sockets) socket.destroy();
+    this.sockets.clear();
     await sleep(100);
   }
 
