@@ -33,8 +33,9 @@
 //   ONLY_VERSION (v1 or v2: only that version's segments),
 //   QUIET_CONVERSION_SECONDS (10: between segments, wait until the apiserver made no conversion call for this long;
 //     0 waits only SETTLE_MS), SETTLE_MAX_SECONDS (180),
-//   FINALIZER_POLICY (the chart's webhook.finalizerPolicy: disabled, its default, or enabled; the first creates
-//     wait out the apiserver's 503s while its policy plugin learns the new CRD),
+//   FINALIZER_POLICY (the chart's webhook.finalizerPolicy, enabled unless told: what its default, auto, does in
+//     a 1.36 cluster; out of cluster, as here, auto leaves the policy out; disabled measures /mutate adding
+//     the finalizer. The demo environment waits out the apiserver's first 503s with `edge-operator wait-admission`),
 //   DATAPLANE (memory, the demo's; or xds, the chart's default: serve's ADS server on a free port, no client).
 //   EDGE_SERVE_NODE_ARGS, EDGE_WATCH_NODE_ARGS (node flags for serve or watch alone, e.g. "--trace-opt";
 //     with EDGE_TEST_LOG_DIR their output lands in serve-PORT.log and watch-PID.log there).
@@ -94,7 +95,7 @@ const QUIET_CONVERSION_MS = Number(process.env.QUIET_CONVERSION_SECONDS ?? 10) *
 const SETTLE_MAX_MS = Number(process.env.SETTLE_MAX_SECONDS ?? 180) * 1000;
 const APISERVER_PROF_DIR = process.env.APISERVER_PROF_DIR;
 const APISERVER_PROF_SECONDS = Number(process.env.APISERVER_PROF_SECONDS ?? 3);
-const FINALIZER_POLICY = process.env.FINALIZER_POLICY;
+const FINALIZER_POLICY = process.env.FINALIZER_POLICY ?? "enabled";
 const ONLY_VERSION = process.env.ONLY_VERSION as Version | undefined;
 const DATAPLANE = process.env.DATAPLANE === "xds" ? "xds" : "memory";
 
@@ -396,7 +397,8 @@ async function run(teardown: Teardown): Promise<void> {
       progress,
       chartArgs: [
         ...(STORAGE ? ["--set", `crd.storageVersion=${STORAGE}`] : []),
-        ...(FINALIZER_POLICY ? ["--set", `webhook.finalizerPolicy=${FINALIZER_POLICY}`] : []),
+        "--set",
+        `webhook.finalizerPolicy=${FINALIZER_POLICY}`,
       ],
       ...(DATAPLANE === "xds" ? { serveArgs: ["--dataplane", "xds", "--xds-listen", "127.0.0.1:0"] } : {}),
       ...(CPU_PROF_DIR ? { serveEnv: profiledEnv(CPU_PROF_DIR), watchEnv: profiledEnv(CPU_PROF_DIR) } : {}),
@@ -532,7 +534,7 @@ async function run(teardown: Teardown): Promise<void> {
   ];
   const segments: Segment[] = [];
   console.log(
-    `write path: ${CREATES} creates per segment, ${IN_FLIGHT} in flight, ${ROUNDS} rounds, storage ${storage}, floor conversion ${FLOOR_CONVERSION}, data plane ${DATAPLANE}`,
+    `write path: ${CREATES} creates per segment, ${IN_FLIGHT} in flight, ${ROUNDS} rounds, storage ${storage}, floor conversion ${FLOOR_CONVERSION}, data plane ${DATAPLANE}, finalizer policy ${FINALIZER_POLICY}`,
   );
   console.log(
     `machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? "?"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,

@@ -9,6 +9,7 @@ import { certsCommand } from "./certs.js";
 import { watchCommand } from "./watch.js";
 import { finalizerCommand } from "./finalizer.js";
 import { migrateCommand } from "./migrate.js";
+import { waitAdmissionCommand } from "./wait-admission.js";
 import { statusCommand } from "./status.js";
 import { versionCommand, versionLine } from "./version.js";
 import { asksForHelp, logSettings, takeGlobalFlags } from "./global-flags.js";
@@ -23,6 +24,7 @@ const commands: Command[] = [
   certsCommand,
   finalizerCommand,
   migrateCommand,
+  waitAdmissionCommand,
   versionCommand,
 ];
 

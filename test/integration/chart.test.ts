@@ -675,7 +675,7 @@ describe("the rendered objects equal what the TypeScript builders make", () => {
       expect(got.webhooks).toEqual(want.webhooks);
     }
     // Without the policy /mutate's create webhook has no condition: every create lacks the finalizer.
-    const plain = await render(args);
+    const plain = await render([...args, "--set", "webhook.finalizerPolicy=disabled"]);
     const without = { ...opts, finalizerPolicy: false };
     for (const want of [mutatingWebhookConfiguration(without), validatingWebhookConfiguration(without)]) {
       const got = find(plain, want.kind, want.metadata.name);
@@ -689,8 +689,13 @@ describe("the rendered objects equal what the TypeScript builders make", () => {
 
   const ENABLED = ["--set", "webhook.finalizerPolicy=enabled"];
   it.each([
-    ["by default", [], false],
+    ["by default, in the cluster on 1.36", [], true],
+    // Out of cluster no post-install Job can wait out the apiserver's first seconds.
+    ["by default, out of cluster", URL_MODE, false],
+    ["by default, on 1.35", ["--kube-version", "1.35.0"], false],
+    ["disabled", ["--set", "webhook.finalizerPolicy=disabled"], false],
     ["enabled, on 1.36", ENABLED, true],
+    ["enabled, out of cluster", [...URL_MODE, ...ENABLED], true],
     [
       "enabled, on 1.35 serving the v1 API",
       [
@@ -708,6 +713,47 @@ describe("the rendered objects equal what the TypeScript builders make", () => {
     expect(kinds.includes("MutatingAdmissionPolicyBinding")).toBe(rendered);
     // /mutate adds the finalizer where the policy does not: it is registered either way.
     expect(kinds).toContain("MutatingWebhookConfiguration");
+  });
+
+  it.each([
+    ["in the release's namespace", ["-n", NS], "default"],
+    ["in default", ["-n", "default"], "kube-public"],
+    ["with a namespace named", ["-n", NS, "--set", "webhook.admissionWait.namespace=apps"], "apps"],
+  ] as [string, string[], string][])(
+    "a post-install Job waits until creates pass the policy, released %s",
+    async (_where, args, probeNs) => {
+      const docs = await render(args);
+      const name = `${FULLNAME}-admission-wait`;
+      const job = find(docs, "Job", name) as Doc & {
+        metadata: { annotations?: Record<string, string> };
+        spec: { template: { spec: { containers: { args: string[] }[] } } };
+      };
+      expect(job.metadata.annotations?.["helm.sh/hook"]).toBe("post-install");
+      expect(job.spec.template.spec.containers[0]?.args).toEqual([
+        "wait-admission",
+        `--namespace=${probeNs}`,
+        "--timeout=300s",
+      ]);
+      // Its right to create routes is in the probe's namespace alone, and goes with the Job.
+      const role = find(docs, "Role", name) as Doc & {
+        metadata: { namespace?: string; annotations?: Record<string, string> };
+        rules: unknown;
+      };
+      expect(role.metadata.namespace).toBe(probeNs);
+      expect(role.rules).toEqual([
+        { apiGroups: ["net.10xdev.io"], resources: ["edgeroutes"], verbs: ["create"] },
+      ]);
+      expect(role.metadata.annotations?.["helm.sh/hook-delete-policy"]).toContain("hook-succeeded");
+      // Without the policy there is no window to wait out, and no Job.
+      const without = await render([...args, "--set", "webhook.finalizerPolicy=disabled"]);
+      expect(without.some((d) => d.metadata?.name === name)).toBe(false);
+    },
+  );
+
+  it("refuses a probe namespace the webhooks leave out", async () => {
+    await expect(render(["--set", "webhook.admissionWait.namespace=kube-system"])).rejects.toThrow(
+      "webhook.admissionWait.namespace=kube-system: the webhooks and the finalizer policy leave that namespace out",
+    );
   });
 
   it("refuses the finalizer policy where the cluster cannot run it", async () => {
@@ -1129,5 +1175,31 @@ describe("RBAC: enough and no more", () => {
     ["create", "tokenreviews.authentication.k8s.io"],
   ])("the watcher may not %s %s", async (...args) => {
     expect(await canI(watcher, args)).toBe("no");
+  });
+
+  it("the post-install Job may create routes in its probe namespace, and nothing else", async () => {
+    const res = await cp.helm([
+      "template",
+      "rbac",
+      CHART,
+      "-n",
+      ns,
+      ...KUBE_VERSION,
+      "--show-only",
+      "templates/admission-wait-hook.yaml",
+    ]);
+    expect(res.code, res.stderr).toBe(0);
+    const applied = await cp.kubectl(["apply", "-f", "-"], { input: res.stdout });
+    expect(applied.code, applied.stderr).toBe(0);
+    const job = `system:serviceaccount:${ns}:${full}-admission-wait`;
+    expect(await canI(job, ["create", "edgeroutes.net.10xdev.io", "-n", "default"])).toBe("yes");
+    for (const args of [
+      ["create", "edgeroutes.net.10xdev.io", "-n", "apps"],
+      ["get", "edgeroutes.net.10xdev.io", "-n", "default"],
+      ["delete", "edgeroutes.net.10xdev.io", "-n", "default"],
+      ["patch", "edgeroutes.net.10xdev.io", "-n", "default"],
+      ["list", "edgeroutes.net.10xdev.io", "-A"],
+    ])
+      expect(await canI(job, args), args.join(" ")).toBe("no");
   });
 });

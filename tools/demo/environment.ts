@@ -15,7 +15,7 @@ import { stringify as toYaml } from "yaml";
 import { CRD_NAME, GROUP } from "../../src/api/types.js";
 import { newCa, issueServing } from "../../src/certs/serving.js";
 import { startControlPlane, type ControlPlane } from "../testenv/control-plane.js";
-import { startCli, startServe, type ServeProcess } from "../testenv/operator.js";
+import { startCli, startServe, waitAdmission, type ServeProcess } from "../testenv/operator.js";
 import { freePort, must, waitFor, type Supervised } from "../testenv/process.js";
 import { operatorCalls, type OperatorCalls } from "./operator-calls.js";
 import { startLocalWorkload, type LocalWorkload } from "./local-workload.js";
@@ -260,6 +260,9 @@ export async function startDemoEnvironment(
   await waitFor("EdgeRoute v2 to be served", async () =>
     (await kubectl(["get", `edgeroutes.v2.${GROUP}`, "-A"])).code === 0 ? true : undefined,
   );
+  // What the chart's post-install Job does in a cluster: with the finalizer
+  // policy, the apiserver refuses creates for a few seconds after the CRD is new.
+  progress(await waitAdmission(cp.kubeconfig, "default"));
 
   progress("starting edge-operator watch (leader-elected on the chart's Lease)");
   const watcher = startCli(

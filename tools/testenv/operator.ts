@@ -6,7 +6,7 @@ import https from "node:https";
 import os from "node:os";
 import path from "node:path";
 import { createCa, issueCertificate } from "../../src/certs/pki.js";
-import { freePort, supervise, waitFor, type Supervised } from "./process.js";
+import { freePort, run, supervise, waitFor, type Supervised } from "./process.js";
 import { REPO_ROOT } from "./testbin.js";
 
 // EDGE_OPERATOR_CLI: another build (a benchmark comparing an older commit).
@@ -163,4 +163,20 @@ export function startCli(name: string, args: string[], env: Record<string, strin
       ? { logFile: path.join(process.env.EDGE_TEST_LOG_DIR, `${name}-${process.pid}.log`) }
       : {}),
   });
+}
+
+/**
+ * `edge-operator wait-admission`, as the chart's post-install Job runs it: out
+ * of cluster no pod does, so a harness that installs the chart with the
+ * finalizer policy waits here before its first create.
+ */
+export async function waitAdmission(kubeconfig: string, namespace: string): Promise<string> {
+  assertBuilt();
+  const r = await run(
+    process.execPath,
+    [CLI, "wait-admission", "--kubeconfig", kubeconfig, "--namespace", namespace, "--timeout", "90s"],
+    { timeoutMs: 120_000 },
+  );
+  if (r.code !== 0) throw new Error(`edge-operator wait-admission exited ${r.code}: ${r.stderr}`);
+  return r.stdout.trim();
 }

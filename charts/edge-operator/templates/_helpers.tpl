@@ -185,15 +185,20 @@ service:
 
 {{/*
 Non-empty when the finalizer is added by a MutatingAdmissionPolicy
-(webhook.finalizerPolicy: enabled); a cluster without the v1 API is an error,
-not a silent fallback (`helm template` knows the cluster only from
+(webhook.finalizerPolicy). auto, the default: in the cluster, where it serves
+the v1 API, and where the post-install Job (admission-wait-hook.yaml) holds
+the install until creates pass the policy; out of cluster no pod can, so auto
+leaves it out there. enabled: everywhere, and a cluster without the API is an
+error, not a silent fallback (`helm template` knows the cluster only from
 --kube-version or --api-versions).
 */}}
 {{- define "edge-operator.finalizerPolicy" -}}
-{{- if eq (.Values.webhook.finalizerPolicy | default "disabled") "enabled" -}}
-{{- if not (or (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") (semverCompare ">=1.36.0-0" .Capabilities.KubeVersion.Version)) -}}
-{{- fail "webhook.finalizerPolicy=enabled needs admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (Kubernetes 1.36 or later)" -}}
+{{- $mode := .Values.webhook.finalizerPolicy | default "auto" -}}
+{{- $served := or (.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/MutatingAdmissionPolicy") (semverCompare ">=1.36.0-0" .Capabilities.KubeVersion.Version) -}}
+{{- if and (eq $mode "enabled") (not $served) -}}
+{{- fail "webhook.finalizerPolicy=enabled needs admissionregistration.k8s.io/v1 MutatingAdmissionPolicy (Kubernetes 1.36 or later); auto leaves it out there" -}}
 {{- end -}}
+{{- if or (eq $mode "enabled") (and (eq $mode "auto") $served (include "edge-operator.inCluster" .)) -}}
 true
 {{- end -}}
 {{- end }}
