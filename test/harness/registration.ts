@@ -1,8 +1,8 @@
 // The test control plane's registrations: one MutatingWebhookConfiguration
 // and one ValidatingWebhookConfiguration for edgeroutes.net.10xdev.io (each
-// with a webhook for creates and one for updates) and
-// (opt-in, webhook.finalizerPolicy) the MutatingAdmissionPolicy that adds the
-// finalizer on create inside the apiserver. What they say comes from
+// with a webhook for creates and one for updates) and (webhook.finalizerPolicy,
+// in a cluster by default) the MutatingAdmissionPolicy that adds the finalizer
+// on create inside the apiserver. What they say comes from
 // src/api/webhook-registration.ts, as the chart's does (npm run gen); this file
 // adds only where they are installed: the client, names, selectors, labels.
 // test/integration/chart.test.ts compares the chart's against these.
