@@ -120,7 +120,6 @@ export function writeCerts(opts: CertsOptions, now = new Date()): CertsResult {
 
 export const certsCommand: Command = {
   name: "certs",
-  summary: "writes a CA and a serving certificate for local development (certs/)",
   help,
   async run(argv) {
     const opts = parseCertsArgs(argv);

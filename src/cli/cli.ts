@@ -4,28 +4,62 @@
 import { createLogger, type Logger } from "../observability/logger.js";
 import { isFileError, fileReason } from "../kube/file-reason.js";
 import { UsageError, type Command } from "./command.js";
-import { serveCommand } from "./serve.js";
-import { certsCommand } from "./certs.js";
-import { watchCommand } from "./watch.js";
-import { finalizerCommand } from "./finalizer.js";
-import { migrateCommand } from "./migrate.js";
-import { waitAdmissionCommand } from "./wait-admission.js";
-import { statusCommand } from "./status.js";
-import { versionCommand, versionLine } from "./version.js";
+import { versionLine } from "./version.js";
 import { asksForHelp, logSettings, takeGlobalFlags } from "./global-flags.js";
 import { EXIT_STATUS_HELP, GLOBAL_FLAGS_HELP } from "./help-footer.js";
 import { setUserAgentComponent } from "../kube/user-agent.js";
 
 // The demo is not one of them: it is tooling (tools/demo/main.ts, `npm run demo`), not product.
-const commands: Command[] = [
-  serveCommand,
-  watchCommand,
-  statusCommand,
-  certsCommand,
-  finalizerCommand,
-  migrateCommand,
-  waitAdmissionCommand,
-  versionCommand,
+// Each command's module is loaded when that command runs: `serve`'s imports
+// alone take about 0.6 s, which every short command (the chart's post-install
+// Job runs one) would pay otherwise.
+interface CommandEntry {
+  readonly name: string;
+  readonly summary: string;
+  load(): Promise<Command>;
+}
+
+const commands: readonly CommandEntry[] = [
+  {
+    name: "serve",
+    summary: "the HTTPS service: /mutate, /validate, /convert, /reconcile",
+    load: async () => (await import("./serve.js")).serveCommand,
+  },
+  {
+    name: "watch",
+    summary: "the watcher: informers, work queue and leader lease, calling /reconcile",
+    load: async () => (await import("./watch.js")).watchCommand,
+  },
+  {
+    name: "status",
+    summary: "routes with their conditions, and the data-plane clients of each server replica",
+    load: async () => (await import("./status.js")).statusCommand,
+  },
+  {
+    name: "certs",
+    summary: "writes a CA and a serving certificate for local development (certs/)",
+    load: async () => (await import("./certs.js")).certsCommand,
+  },
+  {
+    name: "finalizer",
+    summary: "finalizer release NAMESPACE/NAME: the break-glass for a stuck route",
+    load: async () => (await import("./finalizer.js")).finalizerCommand,
+  },
+  {
+    name: "migrate",
+    summary: "move every stored EdgeRoute to the storage version and trim status.storedVersions",
+    load: async () => (await import("./migrate.js")).migrateCommand,
+  },
+  {
+    name: "wait-admission",
+    summary: "wait until the apiserver admits an EdgeRoute create (server-side dry run)",
+    load: async () => (await import("./wait-admission.js")).waitAdmissionCommand,
+  },
+  {
+    name: "version",
+    summary: "print the version and the commit of this build",
+    load: async () => (await import("./version.js")).versionCommand,
+  },
 ];
 
 function usage(): string {
@@ -91,16 +125,16 @@ export async function main(argv: string[]): Promise<number> {
     process.stdout.write(versionLine());
     return 0;
   }
-  const cmd = commands.find((c) => c.name === name);
-  if (!cmd) {
+  const entry = commands.find((c) => c.name === name);
+  if (!entry) {
     process.stderr.write(
       `edge-operator: unknown command ${JSON.stringify(name)}; run 'edge-operator --help'\n`,
     );
     return 2;
   }
-  setUserAgentComponent(cmd.name);
+  setUserAgentComponent(entry.name);
   try {
-    return await cmd.run(rest, logger);
+    return await (await entry.load()).run(rest, logger);
   } catch (err) {
     return failure(`edge-operator ${name}`, err);
   }

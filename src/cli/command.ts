@@ -6,7 +6,6 @@ export class UsageError extends Error {}
 
 export interface Command {
   readonly name: string;
-  readonly summary: string;
   readonly help: string;
   /** `log` is the process's one logger, made by main. */
   run(argv: string[], log: Logger): Promise<number>;

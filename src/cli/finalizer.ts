@@ -70,7 +70,6 @@ async function releaseOne(
 
 export const finalizerCommand: Command = {
   name: "finalizer",
-  summary: "finalizer release NAMESPACE/NAME: the break-glass for a stuck route",
   help,
   async run(argv, logger) {
     const [sub, ...rest] = argv;

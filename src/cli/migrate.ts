@@ -75,7 +75,6 @@ export function parseMigrateArgs(argv: string[]): MigrateArgs | "help" {
 
 export const migrateCommand: Command = {
   name: "migrate",
-  summary: "move every stored EdgeRoute to the storage version and trim status.storedVersions",
   help,
   async run(argv) {
     const args = parseMigrateArgs(argv);

@@ -315,7 +315,6 @@ export type ServeInjections = Pick<ServeDeps, "beforePush">;
 export function serveCommandWith(inject: ServeInjections): Command {
   return {
     name: "serve",
-    summary: "the HTTPS service: /mutate, /validate, /convert, /reconcile",
     help,
     run: (argv, logger) => runServe(argv, logger, inject),
   };

@@ -179,7 +179,6 @@ export async function statusReport(
 
 export const statusCommand: Command = {
   name: "status",
-  summary: "routes with their conditions, and the data-plane clients of each server replica",
   help,
   async run(argv) {
     const args = parseStatusArgs(argv);

@@ -23,7 +23,6 @@ export function versionLine(env: NodeJS.ProcessEnv = process.env): string {
 
 export const versionCommand: Command = {
   name: "version",
-  summary: "print the version and the commit of this build",
   help,
   run(argv) {
     const { values } = parseArgs({

@@ -114,7 +114,6 @@ export async function waitForAdmission(
 
 export const waitAdmissionCommand: Command = {
   name: "wait-admission",
-  summary: "wait until the apiserver admits an EdgeRoute create (server-side dry run)",
   help,
   async run(argv) {
     const { values, positionals } = parseArgs({

@@ -251,7 +251,6 @@ function untilSignal(logger: Logger): Promise<void> {
 
 export const watchCommand: Command = {
   name: "watch",
-  summary: "the watcher: informers, work queue and leader lease, calling /reconcile",
   help,
   async run(argv, logger) {
     const opts = parseWatchArgs(argv);

@@ -1054,9 +1054,8 @@ describe("RBAC: enough and no more", () => {
   const server = `system:serviceaccount:${ns}:${full}-server`;
   const watcher = `system:serviceaccount:${ns}:${full}-watcher`;
 
-  beforeAll(async () => {
-    await cp.kubectl(["create", "namespace", ns]);
-    // The in-cluster RBAC (the default values), applied as helm would render it for release "rbac".
+  /** Templates of the chart (the default values), applied as helm would render them for release "rbac". */
+  const applyTemplates = async (...templates: string[]): Promise<void> => {
     const res = await cp.helm([
       "template",
       "rbac",
@@ -1064,16 +1063,16 @@ describe("RBAC: enough and no more", () => {
       "-n",
       ns,
       ...KUBE_VERSION,
-      "--show-only",
-      "templates/serviceaccounts.yaml",
-      "--show-only",
-      "templates/rbac-server.yaml",
-      "--show-only",
-      "templates/rbac-watcher.yaml",
+      ...templates.flatMap((t) => ["--show-only", `templates/${t}`]),
     ]);
     expect(res.code, res.stderr).toBe(0);
     const applied = await cp.kubectl(["apply", "-f", "-"], { input: res.stdout });
     expect(applied.code, applied.stderr).toBe(0);
+  };
+
+  beforeAll(async () => {
+    await cp.kubectl(["create", "namespace", ns]);
+    await applyTemplates("serviceaccounts.yaml", "rbac-server.yaml", "rbac-watcher.yaml");
   });
 
   const canI = async (as: string, args: string[]) =>
@@ -1178,19 +1177,7 @@ describe("RBAC: enough and no more", () => {
   });
 
   it("the post-install Job may create routes in its probe namespace, and nothing else", async () => {
-    const res = await cp.helm([
-      "template",
-      "rbac",
-      CHART,
-      "-n",
-      ns,
-      ...KUBE_VERSION,
-      "--show-only",
-      "templates/admission-wait-hook.yaml",
-    ]);
-    expect(res.code, res.stderr).toBe(0);
-    const applied = await cp.kubectl(["apply", "-f", "-"], { input: res.stdout });
-    expect(applied.code, applied.stderr).toBe(0);
+    await applyTemplates("admission-wait-hook.yaml");
     const job = `system:serviceaccount:${ns}:${full}-admission-wait`;
     expect(await canI(job, ["create", "edgeroutes.net.10xdev.io", "-n", "default"])).toBe("yes");
     for (const args of [
