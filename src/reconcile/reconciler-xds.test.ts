@@ -50,7 +50,7 @@ afterEach(() => {
   for (const s of stops.splice(0)) s();
 });
 
-async function setup() {
+async function setup(opts: { clientWaitRequeueMs?: number; deprogramTimeoutMs?: number } = {}) {
   const kube = new FakeKube();
   kube.services.push({ metadata: { namespace: "shop", name: "checkout" }, spec: { ports: [{ port: 80 }] } });
   const plane = new XdsDataPlane({ ackTimeoutMs: 2_000 });
@@ -58,13 +58,23 @@ async function setup() {
   stops.push(() => plane.stop());
   const reconciler = new Reconciler(kube, plane, kubeEventRecorder(kube, log), log, {
     snapshots: new SnapshotPipeline({ snapshot: { configSource: { kind: "ads" } } }),
-    clientWaitRequeueMs: 1_234,
+    clientWaitRequeueMs: opts.clientWaitRequeueMs ?? 1_234,
+    ...(opts.deprogramTimeoutMs !== undefined ? { deprogramTimeoutMs: opts.deprogramTimeoutMs } : {}),
   });
   return { kube, plane, port, reconciler };
 }
 
-/** An Envoy-like client that subscribes to everything and ACKs, or NACKs every cluster update with `refuse`; once connected. */
-async function envoyLike(plane: XdsDataPlane, port: number, refuse?: string): Promise<void> {
+/**
+ * An Envoy-like client that subscribes to everything and ACKs, or NACKs every
+ * cluster update with `refuse`; once connected. While `answering.on` is false
+ * it answers nothing, as a client whose link is cut.
+ */
+async function envoyLike(
+  plane: XdsDataPlane,
+  port: number,
+  refuse?: string,
+  answering: { on: boolean } = { on: true },
+): Promise<void> {
   const client = adsClient(port);
   const s = sotwStream(client);
   stops.push(() => {
@@ -79,6 +89,7 @@ async function envoyLike(plane: XdsDataPlane, port: number, refuse?: string): Pr
     for (let i = 0; i < 100; i++) {
       const r = await s.next(10_000).catch(() => undefined);
       if (r === undefined) return;
+      if (!answering.on) continue;
       const m = r.message;
       if (m.type_url === TYPE_URL.cluster) {
         clusters = m.resources.map((x) => decodeResource(x).name as string);
@@ -163,5 +174,36 @@ describe("Reconciler on the xds sink", () => {
     out = await reconciler.reconcile(SNAPSHOT_KEY);
     expect(out.did).toContain("released the finalizer of 1 deleted route(s)");
     expect(kube.route("shop/live")).toBeUndefined();
+  });
+
+  it("a deleted route a silent client holds says DeprogramStuck when its timeout ends, not a client-wait period late", async () => {
+    const { kube, plane, port, reconciler } = await setup({
+      clientWaitRequeueMs: 60_000,
+      deprogramTimeoutMs: 3_000,
+    });
+    kube.addRoute(route("live"));
+    const answering = { on: true };
+    await envoyLike(plane, port, undefined, answering);
+    let out = await reconciler.reconcile(SNAPSHOT_KEY);
+    for (let i = 0; i < 20 && out.result !== "done"; i++) out = await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(conditionsOf(kube.route("shop/live"))).toContain("Programmed=True(Synced)");
+    // The link is cut: the client keeps the route and answers nothing.
+    answering.on = false;
+    const live = kube.route("shop/live") as EdgeRouteV2;
+    const deleted = Date.now();
+    kube.routes.set("shop/live", {
+      ...live,
+      metadata: { ...live.metadata, deletionTimestamp: new Date(deleted).toISOString() },
+    });
+    out = await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(out.result).toBe("requeue");
+    expect(kube.route("shop/live")?.metadata.finalizers).toEqual([FINALIZER]);
+    // Looked at again just past the timeout, not in a minute.
+    const after = out.requeueAfterMs ?? Infinity;
+    expect(Date.now() + after - deleted).toBeGreaterThan(3_000);
+    expect(Date.now() + after - deleted).toBeLessThan(3_000 + 500);
+    await new Promise((r) => setTimeout(r, after));
+    await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(conditionsOf(kube.route("shop/live"))).toContain("Programmed=False(DeprogramStuck)");
   });
 });

@@ -279,7 +279,7 @@ export class Reconciler {
     // Per route where the data plane's clients take different routes (xds): a client's
     // NACK or wait marks only the routes it was sent.
     const routes = this.dataPlane.standing?.(snapshot.version);
-    const waiting = { count: 0 };
+    const waiting: Waiting = { count: 0 };
     await this.settleTerminating(terminating, push, routes, marked, report, signal, stale, waiting);
     const deferred = await this.writeStatuses(live, snapshot, push, routes, report, signal, stale, waiting);
     if (report.length === 0) report.push(`snapshot ${snapshot.version} unchanged; nothing to write`);
@@ -288,7 +288,7 @@ export class Reconciler {
     // steadily, not with a growing backoff: the first client to connect should see
     // its routes Programmed within seconds.
     if (waitsOnClients(push) || waiting.count > 0)
-      return { result: "requeue", did: report, requeueAfterMs: this.opts.clientWaitRequeueMs ?? 5_000 };
+      return { result: "requeue", did: report, requeueAfterMs: this.clientWaitMs(waiting.nextStuckAt) };
     if (!push.ok) return { result: "requeue", did: report };
     // A stale write: once more from a fresher read. Not a requeue, whose backoff
     // grows with every retry: the snapshot lane's hold-off paces it, and the
@@ -341,7 +341,7 @@ export class Reconciler {
     report: string[],
     signal: AbortSignal | undefined,
     stale: { count: number },
-    waiting: { count: number },
+    waiting: Waiting,
   ): Promise<void> {
     let released = 0;
     let stuck = 0;
@@ -380,7 +380,11 @@ export class Reconciler {
         if (wrote) this.log.warn({ route: objectKeyOf(route) }, "deprogramming stuck");
         return;
       }
-      if (waitsOnClients(own)) waiting.count++;
+      if (waitsOnClients(own)) {
+        waiting.count++;
+        const at = this.stuckAt(route);
+        if (at < (waiting.nextStuckAt ?? Infinity)) waiting.nextStuckAt = at;
+      }
       // Some client may already have dropped it: no longer Programmed=True.
       if (!marked.has(objectKeyOf(route))) await this.writeStatus(route, [deprogramming], signal, stale);
     });
@@ -416,7 +420,7 @@ export class Reconciler {
     report: string[],
     signal: AbortSignal | undefined,
     stale: { count: number },
-    waiting: { count: number },
+    waiting: Waiting,
   ): Promise<number> {
     const byKey = new Map(live.map((r) => [readObjectKeyOf(r), r]));
     const deadline = Date.now() + (this.opts.writeBudgetMs ?? 20_000);
@@ -520,15 +524,39 @@ export class Reconciler {
     await this.events.recordOn(object, "Warning", reason, detail);
   }
 
+  /** When a deleted route's wait for its deprogramming turns into DeprogramStuck (NaN without a deletionTimestamp). */
+  private stuckAt(route: EdgeRouteV2): number {
+    return Date.parse(route.metadata.deletionTimestamp ?? "") + (this.opts.deprogramTimeoutMs ?? 120_000);
+  }
+
   private isStuck(route: EdgeRouteV2): boolean {
-    const since = Date.parse(route.metadata.deletionTimestamp ?? "");
-    return Number.isFinite(since) && Date.now() - since > (this.opts.deprogramTimeoutMs ?? 120_000);
+    return Date.now() > this.stuckAt(route);
+  }
+
+  /**
+   * The steady look at clients that have not answered, or sooner where a
+   * deleted route waiting on them reaches its deprogram timeout first: then
+   * DeprogramStuck is said when it becomes true, not up to a period late.
+   */
+  private clientWaitMs(nextStuckAt: number | undefined): number {
+    const period = this.opts.clientWaitRequeueMs ?? 5_000;
+    if (nextStuckAt === undefined) return period;
+    return Math.min(period, Math.max(STUCK_MARGIN_MS, nextStuckAt - Date.now() + STUCK_MARGIN_MS));
   }
 }
 
 /** A status write met a newer resourceVersion than the one read: read again shortly. */
 const STALE_NOTE = "a route changed since it was read (409): calling again";
 const STALE_REQUEUE_MS = 1_000;
+
+/** Past a deprogram timeout by this much when the reconcile looks again: isStuck is strictly after it. */
+const STUCK_MARGIN_MS = 100;
+
+/** Routes that wait on xDS clients, and the soonest deprogram timeout among the deleted ones. */
+interface Waiting {
+  count: number;
+  nextStuckAt?: number;
+}
 
 /** A key that can never be reconciled: the caller must not retry it. */
 export class ReconcileInputError extends Error {}
