@@ -119,7 +119,6 @@ export function writeCerts(opts: CertsOptions, now = new Date()): CertsResult {
 }
 
 export const certsCommand: Command = {
-  name: "certs",
   help,
   async run(argv) {
     const opts = parseCertsArgs(argv);

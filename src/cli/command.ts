@@ -5,7 +5,6 @@ import type { Logger } from "../observability/logger.js";
 export class UsageError extends Error {}
 
 export interface Command {
-  readonly name: string;
   readonly help: string;
   /** `log` is the process's one logger, made by main. */
   run(argv: string[], log: Logger): Promise<number>;

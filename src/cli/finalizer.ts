@@ -69,7 +69,6 @@ async function releaseOne(
 }
 
 export const finalizerCommand: Command = {
-  name: "finalizer",
   help,
   async run(argv, logger) {
     const [sub, ...rest] = argv;

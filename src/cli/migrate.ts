@@ -74,7 +74,6 @@ export function parseMigrateArgs(argv: string[]): MigrateArgs | "help" {
 }
 
 export const migrateCommand: Command = {
-  name: "migrate",
   help,
   async run(argv) {
     const args = parseMigrateArgs(argv);

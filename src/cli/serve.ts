@@ -314,7 +314,6 @@ export type ServeInjections = Pick<ServeDeps, "beforePush">;
 
 export function serveCommandWith(inject: ServeInjections): Command {
   return {
-    name: "serve",
     help,
     run: (argv, logger) => runServe(argv, logger, inject),
   };

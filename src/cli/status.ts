@@ -178,7 +178,6 @@ export async function statusReport(
 }
 
 export const statusCommand: Command = {
-  name: "status",
   help,
   async run(argv) {
     const args = parseStatusArgs(argv);

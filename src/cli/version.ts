@@ -22,7 +22,6 @@ export function versionLine(env: NodeJS.ProcessEnv = process.env): string {
 }
 
 export const versionCommand: Command = {
-  name: "version",
   help,
   run(argv) {
     const { values } = parseArgs({

@@ -58,8 +58,9 @@ function probeRoute(namespace: string): object {
 
 /**
  * An answer that will not change by waiting: the probe itself is refused as
- * invalid, or the namespace does not exist. Everything else (503 from the
- * policy plugin, a webhook not reachable yet, RBAC not yet in force) may.
+ * invalid. Everything else may: 503 from the policy plugin, a webhook not
+ * reachable yet, RBAC not yet in force, 404 while the new CRD is not yet
+ * served (which a namespace that does not exist also answers).
  */
 function final(err: unknown): boolean {
   return err instanceof KubeError && (err.status === 400 || err.status === 422);
@@ -113,7 +114,6 @@ export async function waitForAdmission(
 }
 
 export const waitAdmissionCommand: Command = {
-  name: "wait-admission",
   help,
   async run(argv) {
     const { values, positionals } = parseArgs({

@@ -250,7 +250,6 @@ function untilSignal(logger: Logger): Promise<void> {
 }
 
 export const watchCommand: Command = {
-  name: "watch",
   help,
   async run(argv, logger) {
     const opts = parseWatchArgs(argv);
