@@ -202,3 +202,8 @@ error, not a silent fallback (`helm template` knows the cluster only from
 true
 {{- end -}}
 {{- end }}
+
+{{/* The namespaces the webhooks and the finalizer policy leave out, as a JSON list (fromJsonArray). */}}
+{{- define "edge-operator.excludedNamespaces" -}}
+{{- concat (list "kube-system" .Release.Namespace) .Values.webhook.excludeNamespaces | uniq | toJson -}}
+{{- end }}
