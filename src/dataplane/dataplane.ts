@@ -62,6 +62,13 @@ export interface ProgramOptions {
   readonly fence?: boolean;
   /** The caller went away: stop, write nothing more. */
   readonly signal?: AbortSignal;
+  /**
+   * When the caller needs the verdict (ms since the epoch): a wait for the
+   * clients' answers ends then if that is sooner than the sink's own timeout.
+   * A deleted route's deprogram timeout is such a time: past it the route
+   * says DeprogramStuck, not one more ACK timeout later.
+   */
+  readonly answerBy?: number;
 }
 
 /** The object a data plane's failures are recorded on as events, when it has one. */

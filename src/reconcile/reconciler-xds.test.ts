@@ -50,10 +50,12 @@ afterEach(() => {
   for (const s of stops.splice(0)) s();
 });
 
-async function setup(opts: { clientWaitRequeueMs?: number; deprogramTimeoutMs?: number } = {}) {
+async function setup(
+  opts: { clientWaitRequeueMs?: number; deprogramTimeoutMs?: number; ackTimeoutMs?: number } = {},
+) {
   const kube = new FakeKube();
   kube.services.push({ metadata: { namespace: "shop", name: "checkout" }, spec: { ports: [{ port: 80 }] } });
-  const plane = new XdsDataPlane({ ackTimeoutMs: 2_000 });
+  const plane = new XdsDataPlane({ ackTimeoutMs: opts.ackTimeoutMs ?? 2_000 });
   const port = await plane.listen("127.0.0.1", 0);
   stops.push(() => plane.stop());
   const reconciler = new Reconciler(kube, plane, kubeEventRecorder(kube, log), log, {
@@ -205,5 +207,36 @@ describe("Reconciler on the xds sink", () => {
     await new Promise((r) => setTimeout(r, after));
     await reconciler.reconcile(SNAPSHOT_KEY);
     expect(conditionsOf(kube.route("shop/live"))).toContain("Programmed=False(DeprogramStuck)");
+    // Said then, not after one more ACK timeout (2 s) spent waiting on the silent client.
+    expect(Date.now() - deleted).toBeLessThan(3_000 + 500);
+  });
+
+  it("a push waits on a silent client no longer than a deleted route's deprogram timeout", async () => {
+    const { kube, plane, port, reconciler } = await setup({ ackTimeoutMs: 4_000, deprogramTimeoutMs: 1_500 });
+    kube.addRoute(route("live"));
+    const answering = { on: true };
+    await envoyLike(plane, port, undefined, answering);
+    let out = await reconciler.reconcile(SNAPSHOT_KEY);
+    for (let i = 0; i < 20 && out.result !== "done"; i++) out = await reconciler.reconcile(SNAPSHOT_KEY);
+    answering.on = false;
+    const live = kube.route("shop/live") as EdgeRouteV2;
+    const deleted = Date.now();
+    kube.routes.set("shop/live", {
+      ...live,
+      metadata: { ...live.metadata, deletionTimestamp: new Date(deleted).toISOString() },
+    });
+    await reconciler.reconcile(SNAPSHOT_KEY);
+    const took = Date.now() - deleted;
+    expect(conditionsOf(kube.route("shop/live"))).toContain("Programmed=False(DeprogramStuck)");
+    expect(kube.route("shop/live")?.metadata.finalizers).toEqual([FINALIZER]);
+    expect(took).toBeGreaterThanOrEqual(1_500);
+    expect(took).toBeLessThan(1_500 + 500);
+    // A route that says DeprogramStuck no longer cuts a push's wait short: a
+    // new route is waited for the whole ACK timeout, as with no deletion.
+    kube.addRoute(route("other"));
+    const started = Date.now();
+    await reconciler.reconcile(SNAPSHOT_KEY);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4_000);
+    expect(conditionsOf(kube.route("shop/other"))).toContain("Programmed=False(Pending)");
   });
 });

@@ -266,7 +266,14 @@ export class Reconciler {
     // A deleted route stops saying it is served as the push starts: a client may drop it
     // as soon as it takes the snapshot, long before every client has answered.
     const marking = this.markDeprogramming(terminating, signal);
-    const push = await this.push(snapshot, read, terminating.length > 0, report, signal);
+    const push = await this.push(
+      snapshot,
+      read,
+      terminating.length > 0,
+      report,
+      signal,
+      this.answerBy(terminating),
+    );
     const marked = await marking;
     if (!push.ok && push.reason === "Superseded") {
       // A reconcile that read later owns the outcome: statuses and finalizers
@@ -474,6 +481,7 @@ export class Reconciler {
     fence: boolean,
     report: string[],
     signal: AbortSignal | undefined,
+    answerBy: number | undefined,
   ): Promise<Pushed> {
     const accepted = snapshot.outcomes.filter((o) => o.accepted).length;
     if (!fence) {
@@ -484,7 +492,7 @@ export class Reconciler {
       if (current === undefined && accepted === 0 && !this.dataPlane.keepsServing) return { ok: true };
     }
     const started = process.hrtime.bigint();
-    const res = await this.dataPlane.program(snapshot, { read, fence, signal });
+    const res = await this.dataPlane.program(snapshot, { read, fence, signal, answerBy });
     if (res.ok && !res.pushed) return { ok: true };
     const result = res.ok ? "ok" : res.reason;
     this.metrics.pushes.inc({ result });
@@ -527,6 +535,22 @@ export class Reconciler {
   /** When a deleted route's wait for its deprogramming turns into DeprogramStuck (NaN without a deletionTimestamp). */
   private stuckAt(route: EdgeRouteV2): number {
     return Date.parse(route.metadata.deletionTimestamp ?? "") + (this.opts.deprogramTimeoutMs ?? 120_000);
+  }
+
+  /**
+   * The push's wait for its clients ends by the first deprogram timeout not
+   * yet said: else a route requeued at its timeout would say DeprogramStuck
+   * one ACK timeout late. Routes that already say it do not cut the wait short.
+   */
+  private answerBy(terminating: readonly EdgeRouteV2[]): number | undefined {
+    let first: number | undefined;
+    for (const route of terminating) {
+      if (findCondition(route.status, "Programmed")?.reason === "DeprogramStuck") continue;
+      const at = this.stuckAt(route) + STUCK_MARGIN_MS;
+      if (Number.isNaN(at)) continue;
+      if (first === undefined || at < first) first = at;
+    }
+    return first;
   }
 
   private isStuck(route: EdgeRouteV2): boolean {

@@ -247,7 +247,11 @@ export class XdsDataPlane implements DataPlane {
     // Never go back to a snapshot read before the one served (src/dataplane/read-revision.ts).
     const verdict = judgeRevision(opts.read, this.held, same);
     if (!verdict.ok) return { ok: false, version, reason: "Superseded", message: verdict.message };
-    const timeoutMs = this.opts.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;
+    const ackTimeoutMs = this.opts.ackTimeoutMs ?? DEFAULT_ACK_TIMEOUT_MS;
+    const timeoutMs =
+      opts.answerBy === undefined
+        ? ackTimeoutMs
+        : Math.min(ackTimeoutMs, Math.max(0, opts.answerBy - Date.now()));
     // From the serve on: the clients' answers are this push's to report.
     this.waiting++;
     let pushed = false;
@@ -293,7 +297,7 @@ export class XdsDataPlane implements DataPlane {
           version,
           reason: "Pending",
           message: pendingWords(settled, this.pendingMessage()),
-          detail: `snapshot ${version} not ACKed by every connected xDS client within ${timeoutMs / 1000}s`,
+          detail: `snapshot ${version} not ACKed by every connected xDS client within ${timeoutMs / 1000}s${timeoutMs < ackTimeoutMs ? " (the caller's deadline, before the ACK timeout)" : ""}`,
         };
     }
   }
