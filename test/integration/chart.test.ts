@@ -226,6 +226,11 @@ describe("helm lint and helm template", () => {
     });
     expect(c.readinessProbe).toMatchObject({ httpGet: { path: "/readyz", scheme: "HTTPS" } });
     expect(c.livenessProbe).toMatchObject({ httpGet: { path: "/healthz", scheme: "HTTPS" } });
+    // Ready as soon as it serves, not a readiness period after its start.
+    expect(c.startupProbe).toMatchObject({
+      httpGet: { path: "/healthz", scheme: "HTTPS" },
+      periodSeconds: 1,
+    });
     expect(c.resources).toMatchObject({ requests: { cpu: "100m" } });
     expect(c.args).toEqual(
       expect.arrayContaining([
@@ -248,7 +253,7 @@ describe("helm lint and helm template", () => {
     type Container = {
       args: string[];
       ports: { name: string; containerPort: number }[];
-      readinessProbe?: Probe;
+      readinessProbe?: Probe & { periodSeconds?: number; failureThreshold?: number };
       livenessProbe?: Probe;
     };
     const container = async (args: string[]): Promise<Container> => {
@@ -265,6 +270,8 @@ describe("helm lint and helm template", () => {
     // The pod IP only (the watcher reads POD_IP): nothing else on the node reaches it.
     expect(c.args).toContain(`--metrics-listen=:${metricsPort}`);
     expect(c.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "metrics" });
+    // Ready within a second of its lists; unready only after 10 s of failures.
+    expect(c.readinessProbe).toMatchObject({ periodSeconds: 1, failureThreshold: 10 });
     expect(c.livenessProbe?.httpGet).toEqual({ path: "/healthz", port: "metrics" });
     expect(c.args).toContain("--unhealthy-after=2m");
     expect((await container(["--set", "watcher.unhealthyAfter=5m"])).args).toContain("--unhealthy-after=5m");
