@@ -9,7 +9,7 @@
 // Run: npm run bench:demo   (COLD=1 CACHED=3 by default; root on Linux, nothing else busy)
 
 import { spawn } from "node:child_process";
-import { mkdtempSync, mkdirSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { clusterUnsupported, startCluster } from "../tools/testenv/cluster.js";
@@ -26,13 +26,20 @@ if (unsupported) {
   process.exit(1);
 }
 
-/** Runs a shell command to its end; its wall time in seconds, or throws with its tail. */
-async function timed(command: string, cwd: string, env: NodeJS.ProcessEnv): Promise<number> {
+/**
+ * Runs a shell command to its end; its wall time in seconds, or throws with its tail.
+ * With `log`, every chunk of its output goes there too, after the seconds since its start.
+ */
+async function timed(command: string, cwd: string, env: NodeJS.ProcessEnv, log?: string): Promise<number> {
   const started = performance.now();
   const child = spawn("bash", ["-c", command], { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
   let tail = "";
   const keep = (b: Buffer) => {
     tail = (tail + b.toString()).slice(-4000);
+    if (log !== undefined) {
+      const at = ((performance.now() - started) / 1000).toFixed(1).padStart(7);
+      appendFileSync(log, b.toString().replace(/^(?=.)/gm, `${at} `));
+    }
   };
   child.stdout.on("data", keep);
   child.stderr.on("data", keep);
@@ -67,8 +74,11 @@ for (let i = 0; i < COLD; i++) {
   }
   try {
     await timed(`git clone -q ${JSON.stringify(REPO_ROOT)} ${JSON.stringify(clone)}`, dir, env);
-    const npmCi = await timed("npm ci --no-audit --no-fund", clone, env);
-    const demo = await timed("npm run demo", clone, env);
+    // Where the time went, kept after the clone is gone: each step's progress lines, timed.
+    const log = path.join(os.tmpdir(), `edge-demo-cold-${Date.now()}.log`);
+    say(`cold ${i + 1}/${COLD}: its output, timed, in ${log}`);
+    const npmCi = await timed("npm ci --no-audit --no-fund", clone, env, log);
+    const demo = await timed("npm run demo", clone, env, log);
     cold.push({ npmCi, demo });
     say(`cold ${i + 1}/${COLD}: npm ci ${fmt(npmCi, 1)} s, npm run demo ${fmt(demo, 1)} s`);
   } finally {

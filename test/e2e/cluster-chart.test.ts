@@ -230,6 +230,19 @@ describe.skipIf(unsupported !== undefined && !process.env.CI)("the chart in a re
       const gone = await kubectl(["get", kind, `${rel.fullname}-admission-wait`, "-n", ns]);
       expect(gone.stderr, `${kind} ${rel.fullname}-admission-wait`).toContain("NotFound");
     }
+    // Gone because it ran to its end: its events outlive it (an hour by default).
+    const completed = await kubectl([
+      "get",
+      "events",
+      "-n",
+      rel.namespace,
+      "--field-selector",
+      `involvedObject.kind=Job,involvedObject.name=${rel.fullname}-admission-wait,reason=Completed`,
+      "-o",
+      "name",
+    ]);
+    expect(completed.code, completed.stderr).toBe(0);
+    expect(completed.stdout.trim().split("\n").filter(Boolean)).toHaveLength(1);
 
     const secret = await json<{
       data: Record<string, string>;
