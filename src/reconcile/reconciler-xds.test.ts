@@ -66,6 +66,17 @@ async function setup(
   return { kube, plane, port, reconciler };
 }
 
+/** Gives the stored route a deletionTimestamp of now, as a delete does to a route with a finalizer; answers now. */
+function markDeleted(kube: FakeKube, key: string): number {
+  const stored = kube.route(key) as EdgeRouteV2;
+  const now = Date.now();
+  kube.routes.set(key, {
+    ...stored,
+    metadata: { ...stored.metadata, deletionTimestamp: new Date(now).toISOString() },
+  });
+  return now;
+}
+
 /**
  * An Envoy-like client that subscribes to everything and ACKs, or NACKs every
  * cluster update with `refuse`; once connected. While `answering.on` is false
@@ -191,12 +202,7 @@ describe("Reconciler on the xds sink", () => {
     expect(conditionsOf(kube.route("shop/live"))).toContain("Programmed=True(Synced)");
     // The link is cut: the client keeps the route and answers nothing.
     answering.on = false;
-    const live = kube.route("shop/live") as EdgeRouteV2;
-    const deleted = Date.now();
-    kube.routes.set("shop/live", {
-      ...live,
-      metadata: { ...live.metadata, deletionTimestamp: new Date(deleted).toISOString() },
-    });
+    const deleted = markDeleted(kube, "shop/live");
     out = await reconciler.reconcile(SNAPSHOT_KEY);
     expect(out.result).toBe("requeue");
     expect(kube.route("shop/live")?.metadata.finalizers).toEqual([FINALIZER]);
@@ -219,12 +225,7 @@ describe("Reconciler on the xds sink", () => {
     let out = await reconciler.reconcile(SNAPSHOT_KEY);
     for (let i = 0; i < 20 && out.result !== "done"; i++) out = await reconciler.reconcile(SNAPSHOT_KEY);
     answering.on = false;
-    const live = kube.route("shop/live") as EdgeRouteV2;
-    const deleted = Date.now();
-    kube.routes.set("shop/live", {
-      ...live,
-      metadata: { ...live.metadata, deletionTimestamp: new Date(deleted).toISOString() },
-    });
+    const deleted = markDeleted(kube, "shop/live");
     await reconciler.reconcile(SNAPSHOT_KEY);
     const took = Date.now() - deleted;
     expect(conditionsOf(kube.route("shop/live"))).toContain("Programmed=False(DeprogramStuck)");
