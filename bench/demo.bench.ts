@@ -12,6 +12,7 @@ import { spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, mkdirSync, rmSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { createInterface } from "node:readline";
 import { clusterUnsupported, startCluster } from "../tools/testenv/cluster.js";
 import { REPO_ROOT } from "../tools/testenv/testbin.js";
 import { fmt, summarize } from "./stats.js";
@@ -28,7 +29,8 @@ if (unsupported) {
 
 /**
  * Runs a shell command to its end; its wall time in seconds, or throws with its tail.
- * With `log`, every chunk of its output goes there too, after the seconds since its start.
+ * With `log`, every line of its output goes there too, after the seconds since its start
+ * (whole lines: a chunk of a pipe may end mid-line).
  */
 async function timed(command: string, cwd: string, env: NodeJS.ProcessEnv, log?: string): Promise<number> {
   const started = performance.now();
@@ -36,13 +38,15 @@ async function timed(command: string, cwd: string, env: NodeJS.ProcessEnv, log?:
   let tail = "";
   const keep = (b: Buffer) => {
     tail = (tail + b.toString()).slice(-4000);
-    if (log !== undefined) {
-      const at = ((performance.now() - started) / 1000).toFixed(1).padStart(7);
-      appendFileSync(log, b.toString().replace(/^(?=.)/gm, `${at} `));
-    }
   };
   child.stdout.on("data", keep);
   child.stderr.on("data", keep);
+  if (log !== undefined)
+    for (const output of [child.stdout, child.stderr])
+      createInterface({ input: output, crlfDelay: Infinity }).on("line", (line) => {
+        const at = ((performance.now() - started) / 1000).toFixed(1).padStart(7);
+        appendFileSync(log, `${at} ${line}\n`);
+      });
   const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
   if (code !== 0) throw new Error(`${command} exited ${code}:\n${tail}`);
   return (performance.now() - started) / 1000;
