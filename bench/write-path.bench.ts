@@ -18,11 +18,13 @@
 //
 // Each segment is CREATES creates of one version through one target, IN_FLIGHT
 // at a time, over one keep-alive connection pool with the admin's client
-// certificate. Segments are interleaved (operator and floor, v1 and v2, the
-// order rotating each round) so that drifting background load falls on both;
+// certificate. Each round runs each version's operator and floor segments back
+// to back, who goes first alternating (roundOrder), so that drifting
+// background load falls on both;
 // after each, the segment's objects are deleted (the operator's through its
 // finalizer, released by the watcher's reconcile) so every segment starts on
-// the same number of stored objects. Ratios are taken within one round.
+// the same number of stored objects. Ratios are taken within one round, and
+// over the whole run (creates over seconds, and CPU per create, summed per target).
 //
 // Run: npm run bench:write-path
 //   ROUNDS (3), CREATES (2000), WARMUP_CREATES (500, untimed, per target and version before round 1), IN_FLIGHT (16), STORAGE (the chart's default, or v1 / v2),
@@ -310,6 +312,25 @@ interface Segment {
   p99: number;
   load1: number;
   failures: number;
+  /** CPU of every process the bench samples over the segment (apiserver, etcd, webhooks, client). */
+  cpuMs: number;
+  creates: number;
+  seconds: number;
+}
+
+/**
+ * A round's segments: each version's two targets back to back, so a pair
+ * shares the same minute of the machine, and who goes first alternates from
+ * one pair to the next (over two rounds each version has each target first
+ * once: a slow start or a slow end of a pair falls on both alike).
+ */
+function roundOrder(round: number): [Target, Version][] {
+  const versions: Version[] = round % 2 === 1 ? ["v1", "v2"] : ["v2", "v1"];
+  return versions.flatMap((version, i): [Target, Version][] => {
+    const operatorFirst = (2 * (round - 1) + i) % 2 === 0;
+    const targets: Target[] = operatorFirst ? ["operator", "floor"] : ["floor", "operator"];
+    return targets.map((t): [Target, Version] => [t, version]);
+  });
 }
 
 async function creates(
@@ -526,12 +547,6 @@ async function run(teardown: Teardown): Promise<void> {
     }
   }
 
-  const order: [Target, Version][] = [
-    ["operator", "v1"],
-    ["floor", "v1"],
-    ["operator", "v2"],
-    ["floor", "v2"],
-  ];
   const segments: Segment[] = [];
   console.log(
     `write path: ${CREATES} creates per segment, ${IN_FLIGHT} in flight, ${ROUNDS} rounds, storage ${storage}, floor conversion ${FLOOR_CONVERSION}, data plane ${DATAPLANE}, finalizer policy ${FINALIZER_POLICY}`,
@@ -540,9 +555,7 @@ async function run(teardown: Teardown): Promise<void> {
     `machine: ${os.cpus().length} x ${os.cpus()[0]?.model ?? "?"}, ${Math.round(os.totalmem() / 2 ** 30)} GiB, node ${process.version}`,
   );
   for (let round = 1; round <= ROUNDS; round++) {
-    const turn = order
-      .map((_, i) => order[(i + round - 1) % order.length] as [Target, Version])
-      .filter(([, version]) => !ONLY_VERSION || version === ONLY_VERSION);
+    const turn = roundOrder(round).filter(([, version]) => !ONLY_VERSION || version === ONLY_VERSION);
     for (const [target, version] of turn) {
       const load1 = os.loadavg()[0] ?? NaN;
       const before = [await apiserverMetrics(), await serverMetrics()] as const;
@@ -581,6 +594,9 @@ async function run(teardown: Teardown): Promise<void> {
         p99: percentile(r.ms, 99),
         load1,
         failures: r.failures,
+        cpuMs: 1000 * [...cpuAfter].reduce((sum, [name, t]) => sum + t - (cpuBefore.get(name) ?? 0), 0),
+        creates: r.ms.length,
+        seconds: r.seconds,
       };
       segments.push(seg);
       console.log(
@@ -610,16 +626,42 @@ async function run(teardown: Teardown): Promise<void> {
     }
   }
 
-  console.log("\nsummary (per round: operator / floor in the same round)");
+  console.log("\nsummary (per round: operator / floor, back to back in the same round)");
   for (const version of VERSIONS) {
+    const pairs: { ratio: number; dp50: number; cpuRatio: number }[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const op = segments.find((s) => s.round === round && s.version === version && s.target === "operator");
       const fl = segments.find((s) => s.round === round && s.version === version && s.target === "floor");
       if (!op || !fl) continue;
+      const pair = {
+        ratio: op.createsPerSecond / fl.createsPerSecond,
+        dp50: op.p50 - fl.p50,
+        cpuRatio: fl.cpuMs / fl.creates / (op.cpuMs / op.creates),
+      };
+      pairs.push(pair);
       console.log(
-        `  ${version} round ${round}: operator ${fmt(op.createsPerSecond, 0)}/s p50 ${fmt(op.p50, 1)} p99 ${fmt(op.p99, 1)}; floor ${fmt(fl.createsPerSecond, 0)}/s p50 ${fmt(fl.p50, 1)} p99 ${fmt(fl.p99, 1)}; ratio ${fmt(op.createsPerSecond / fl.createsPerSecond, 2)}, p50 +${fmt(op.p50 - fl.p50, 1)} ms`,
+        `  ${version} round ${round}: operator ${fmt(op.createsPerSecond, 0)}/s p50 ${fmt(op.p50, 1)} p99 ${fmt(op.p99, 1)}; floor ${fmt(fl.createsPerSecond, 0)}/s p50 ${fmt(fl.p50, 1)} p99 ${fmt(fl.p99, 1)}; ratio ${fmt(pair.ratio, 2)}, p50 ${pair.dp50 >= 0 ? "+" : ""}${fmt(pair.dp50, 1)} ms; CPU per create, floor / operator ${fmt(pair.cpuRatio, 2)}`,
       );
     }
+    if (pairs.length === 0) continue;
+    // Over the run: creates over seconds summed per target (a slow segment weighs as long as it lasted).
+    const total = (t: Target): { rate: number; cpuPerCreate: number } => {
+      const mine = segments.filter((s) => s.version === version && s.target === t);
+      const creates = mine.reduce((n, s) => n + s.creates, 0);
+      return {
+        rate: creates / mine.reduce((n, s) => n + s.seconds, 0),
+        cpuPerCreate: mine.reduce((n, s) => n + s.cpuMs, 0) / creates,
+      };
+    };
+    const [op, fl] = [total("operator"), total("floor")];
+    const median = (xs: number[]): number =>
+      percentile(
+        [...xs].sort((a, b) => a - b),
+        50,
+      );
+    console.log(
+      `  ${version} over ${pairs.length} rounds: ratio median ${fmt(median(pairs.map((p) => p.ratio)), 2)} (${fmt(Math.min(...pairs.map((p) => p.ratio)), 2)}-${fmt(Math.max(...pairs.map((p) => p.ratio)), 2)}), p50 difference median ${fmt(median(pairs.map((p) => p.dp50)), 1)} ms; whole run ${fmt(op.rate, 0)}/s against ${fmt(fl.rate, 0)}/s = ${fmt(op.rate / fl.rate, 2)}, CPU per create ${fmt(op.cpuPerCreate, 2)} against ${fmt(fl.cpuPerCreate, 2)} ms = ${fmt(fl.cpuPerCreate / op.cpuPerCreate, 2)}`,
+    );
   }
   if (JSON_OUT)
     writeFileSync(
