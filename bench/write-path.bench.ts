@@ -64,7 +64,7 @@ import {
   validatingWebhookConfiguration,
 } from "../test/harness/registration.js";
 import { describeCpu, operatorRole, pidsOf, sampleCpu, type Classify } from "./process-cpu.js";
-import { fmt, percentile } from "./stats.js";
+import { fmt, percentile, summarize } from "./stats.js";
 import { noopAnswer } from "./floor-conversion.js";
 import { untilFlat } from "./until-flat.js";
 
@@ -654,13 +654,9 @@ async function run(teardown: Teardown): Promise<void> {
       };
     };
     const [op, fl] = [total("operator"), total("floor")];
-    const median = (xs: number[]): number =>
-      percentile(
-        [...xs].sort((a, b) => a - b),
-        50,
-      );
+    const ratios = summarize(pairs.map((p) => p.ratio));
     console.log(
-      `  ${version} over ${pairs.length} rounds: ratio median ${fmt(median(pairs.map((p) => p.ratio)), 2)} (${fmt(Math.min(...pairs.map((p) => p.ratio)), 2)}-${fmt(Math.max(...pairs.map((p) => p.ratio)), 2)}), p50 difference median ${fmt(median(pairs.map((p) => p.dp50)), 1)} ms; whole run ${fmt(op.rate, 0)}/s against ${fmt(fl.rate, 0)}/s = ${fmt(op.rate / fl.rate, 2)}, CPU per create ${fmt(op.cpuPerCreate, 2)} against ${fmt(fl.cpuPerCreate, 2)} ms = ${fmt(fl.cpuPerCreate / op.cpuPerCreate, 2)}`,
+      `  ${version} over ${pairs.length} rounds: ratio median ${fmt(ratios.p50, 2)} (${fmt(ratios.min, 2)}-${fmt(ratios.max, 2)}), p50 difference median ${fmt(summarize(pairs.map((p) => p.dp50)).p50, 1)} ms; whole run ${fmt(op.rate, 0)}/s against ${fmt(fl.rate, 0)}/s = ${fmt(op.rate / fl.rate, 2)}, CPU per create ${fmt(op.cpuPerCreate, 2)} against ${fmt(fl.cpuPerCreate, 2)} ms = ${fmt(fl.cpuPerCreate / op.cpuPerCreate, 2)}`,
     );
   }
   if (JSON_OUT)
