@@ -33,7 +33,7 @@ import type { EventRecorder } from "./events.js";
 import { hasFinalizer, releaseFinalizer } from "./finalizer.js";
 import { Registry } from "prom-client";
 import { createReconcileMetrics, type ReconcileMetrics } from "./reconcile-metrics.js";
-import { checkRoute } from "../routing/route-check.js";
+import { checkRoute } from "../rules/route-check.js";
 import { referencedServices } from "../routing/referenced-services.js";
 import { serviceEndpoints, type ServiceEndpoints } from "../routing/service-endpoints.js";
 import { objectKey, objectKeyOf, readObjectKeyOf } from "../api/object-key.js";

@@ -10,7 +10,7 @@ import { EnvoyProtos } from "../../test/envoy/envoy-proto.js";
 import { policyRule, SERVICES } from "../../test/fixtures/filter-arbitraries.js";
 import { hostname } from "../../test/fixtures/route-arbitraries.js";
 import type { EdgeRouteV2 } from "../api/types.js";
-import { validateRoute } from "../webhooks/validate.js";
+import { validateRoute } from "../rules/validate.js";
 import { XdsEncoder } from "../dataplane/xds/resources.js";
 import { adsResources } from "./envoy.js";
 import { grpcResources } from "./grpc.js";

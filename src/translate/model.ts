@@ -10,7 +10,6 @@
 import { LIMITS } from "../api/schema.js";
 import type { EdgeRouteV2, PathMatchType, RouteMatch, RouteRule } from "../api/types.js";
 import { objectKeyOf } from "../api/object-key.js";
-import { perObject } from "../api/per-object.js";
 import { ClaimRegistry, describeDropped, HELD, type DroppedMatch } from "../routing/claims.js";
 import type { EnvoyRoute, EnvoyRouteMatch, RouteAction, VirtualHost } from "../envoy/envoy-resources.js";
 import { envoyPathMatch, normalizePath } from "../routing/path-match.js";
@@ -18,7 +17,7 @@ import { HeaderSets, type HeaderSet } from "./header-sets.js";
 import { grpcUnapplied, type GrpcUnapplied } from "./grpc-unapplied.js";
 import { hasPolicies, isRedirectRule, perEntry, ruleForm, type RuleForm } from "./rule-filters.js";
 import { RouteActions } from "./route-actions.js";
-import { checkRoute, isWellShaped } from "../routing/route-check.js";
+import { checkRoute, isProgrammable } from "../rules/route-check.js";
 import { ageOrder, compareHostnames, creationTime, keyOrder, orderKeyOf } from "../routing/route-order.js";
 import type { ServiceEndpoints, SocketAddress } from "../routing/service-endpoints.js";
 import { claimTlsHosts, NO_TLS, type TlsModel } from "./tls-hosts.js";
@@ -193,16 +192,10 @@ const plainForms = new WeakMap<RouteAction, RuleForm>();
 /** The outcome of a route that cannot be programmed; checkRoute says why, as field errors. */
 function rejection(key: string, route: EdgeRouteV2, endpoints: EndpointsByService): RouteOutcome {
   const check = checkRoute(route, endpoints);
-  // checkRoute and the fast path (isWellShaped, then every backend found) agree; this is for the types.
+  // checkRoute and the fast path (isProgrammable, then every backend found) agree; this is for the types.
   if (check.ok) return { key, accepted: false, reason: "Invalid", message: "the route cannot be programmed" };
   return { key, accepted: false, reason: check.reason, message: check.message };
 }
-
-/** isWellShaped, once per route object: the cache hands a build the same object until the route changes. */
-function wellShaped(route: EdgeRouteV2): boolean {
-  return perObject(shapes, route, () => isWellShaped(route));
-}
-const shapes = new WeakMap<EdgeRouteV2, boolean>();
 
 function sortedRoutes(host: HostRoutes): EnvoyRoute[] {
   const { keys, routes } = host;
@@ -323,7 +316,7 @@ function claimRoutes(
     const outcomeIndex = keyRank[index] as number;
     forms.length = 0;
     if (
-      !wellShaped(route) ||
+      !isProgrammable(route) ||
       !appendForms(route.metadata.namespace ?? "", route.spec.rules, ruleActions, forms)
     ) {
       outcomes[outcomeIndex] = rejection(key, route, endpoints);

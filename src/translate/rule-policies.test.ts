@@ -118,7 +118,7 @@ describe("the builder's guard", () => {
     expect(outcome).toMatchObject({ accepted: false, reason: "Invalid" });
     const message = outcome!.accepted ? "" : outcome!.message;
     expect(message).toContain(
-      'spec.rules[0].matches[0].path.value: Invalid value: "(?=lookahead)": must be a regular expression in RE2 syntax',
+      "spec.rules[0].matches[0].path.value: Invalid value: \"(?=lookahead)\": must start with '/'; must be a regular expression in RE2 syntax",
     );
     expect(message).toContain(
       `spec.rules[0].filters[0].requestHeaderModifier.set[0].name: Forbidden: "Host": Envoy refuses to modify host with a header filter: a URLRewrite's hostname changes it`,

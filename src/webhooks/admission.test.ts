@@ -3,7 +3,7 @@ import { FINALIZER } from "../api/types.js";
 import { cleanWarning, parseReview, reviewReply } from "../server/admission-review.js";
 import type { AdmissionRequest } from "./review.js";
 import { invalidMessage, mutateReview, validateReview } from "./admission.js";
-import { validateRoute } from "../webhooks/validate.js";
+import { validateRoute } from "../rules/validate.js";
 
 const route = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
   apiVersion: "net.10xdev.io/v2",

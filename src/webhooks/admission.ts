@@ -21,7 +21,7 @@ import { jsonEqual } from "../conversion/json-equal.js";
 import { deny, type AdmissionRequest, type Verdict } from "./review.js";
 import { type ConflictIndex, summarize } from "./conflicts.js";
 import { mutateRoute } from "./mutate.js";
-import { validateRoute } from "./validate.js";
+import { validateRoute } from "../rules/validate.js";
 import { isRecord } from "../api/is-record.js";
 
 const { compare } = jsonPatch;

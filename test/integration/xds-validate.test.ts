@@ -19,7 +19,7 @@ import { goldenCases, XDS_GOLDEN_DIR } from "../golden/xds-cases.js";
 import type { Received } from "../golden/xds-received.js";
 import fc from "fast-check";
 import type { EdgeRouteV2 } from "../../src/api/types.js";
-import { validateRoute } from "../../src/webhooks/validate.js";
+import { validateRoute } from "../../src/rules/validate.js";
 import { policyRule, SERVICES } from "../fixtures/filter-arbitraries.js";
 import { adsSnapshot, endpoints, NS, PORT } from "../xds/fixtures.js";
 import { validateResources, type ResourceToValidate } from "../harness/xds-go.js";

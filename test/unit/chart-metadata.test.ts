@@ -9,7 +9,7 @@ import { parse } from "yaml";
 import { isRecord } from "../../src/api/is-record.js";
 import { EDGE_ROUTE_DESCRIPTION } from "../../src/api/schema.js";
 import { API_VERSION_V2, CRD_NAME, KIND, versionOf } from "../../src/api/types.js";
-import { validateRoute } from "../../src/webhooks/validate.js";
+import { validateRoute } from "../../src/rules/validate.js";
 import { CHART_FILE } from "../../scripts/chart-readme.js";
 import { VALUES_FILE } from "../../scripts/chart-values.js";
 
