@@ -95,23 +95,53 @@ export function virtualHostsByDomain<V extends { readonly domains: readonly stri
 
 type AdsEntry = AdsVirtualHost["routes"][number];
 
-/** A match's header matchers without `:method` POST (every gRPC call is one), or undefined when the match is no gRPC call's. */
+/**
+ * A regex as gRPC's clients read it with Envoy's meaning, the whole value
+ * (RE2 FullMatch): grpc-js-xds 1.14 compiles `new RE2('^' + regex + '$', 'u')`
+ * (matcher.js, SafeRegexValueMatcher and PathSafeRegexValueMatcher), which
+ * binds the anchors to an alternation's ends (`^/a|/b$`); a group keeps them
+ * outside it. grpc-go 1.85 groups it itself, `^(?:regex)$` (internal/xds/matcher
+ * CompileSafeRegex), where one more group changes nothing.
+ */
+export function grpcRegex(regex: string): string {
+  return `(?:${regex})`;
+}
+
+function grpcHeader(h: HeaderMatcher): HeaderMatcher {
+  return "safe_regex" in h.string_match
+    ? { ...h, string_match: { safe_regex: { regex: grpcRegex(h.string_match.safe_regex.regex) } } }
+    : h;
+}
+
+/**
+ * A match as gRPC's client reads it: its regexes grouped (grpcRegex), its
+ * header matchers without `:method` POST (every gRPC call is one); undefined
+ * when the match is no gRPC call's. The same object when nothing changes.
+ */
 function grpcMatch(match: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> | undefined {
   if (match.query_parameters !== undefined) return undefined;
   const headers = match.headers as readonly HeaderMatcher[] | undefined;
   const method = headers?.find((h) => h.name === ":method");
-  if (method === undefined) return match;
-  if (!("exact" in method.string_match) || method.string_match.exact !== "POST") return undefined;
-  const rest = (headers as readonly HeaderMatcher[]).filter((h) => h !== method);
+  if (method !== undefined && (!("exact" in method.string_match) || method.string_match.exact !== "POST"))
+    return undefined;
+  const pathRegex = match.safe_regex as { readonly regex: string } | undefined;
+  const regexHeader = headers?.some((h) => "safe_regex" in h.string_match) ?? false;
+  if (method === undefined && pathRegex === undefined && !regexHeader) return match;
+  const rest = (headers ?? []).filter((h) => h !== method).map(grpcHeader);
   const { headers: _, ...others } = match;
-  return rest.length === 0 ? others : { ...others, headers: rest };
+  return {
+    ...others,
+    ...(pathRegex === undefined ? {} : { safe_regex: { regex: grpcRegex(pathRegex.regex) } }),
+    ...(rest.length === 0 ? {} : { headers: rest }),
+  };
 }
 
 /**
  * The virtual host as gRPC's client reads it (grpc-unapplied.ts says why):
  * without redirects, which it NACKs, and without matches no gRPC call can
  * take (a query parameter, a method other than POST); a POST match loses its
- * `:method`, which gRPC's metadata never holds. The same object when nothing changes.
+ * `:method`, which gRPC's metadata never holds; a regex is grouped so that
+ * it means the whole value, as Envoy reads it. The same object when nothing changes.
  */
 export function grpcVirtualHost(vh: AdsVirtualHost): AdsVirtualHost {
   let changed = false;

@@ -105,12 +105,28 @@ function retryPolicyOf(rule: RouteRule, retry: RetryPolicy): EnvoyRetryPolicy {
   };
 }
 
+/**
+ * A Gateway API header value (literal) as Envoy's headers_to_add read it: a
+ * format string, where `%` starts a command operator and `%%` is a percent
+ * (Envoy docs, "Custom request/response headers"). Sent as written, `100%` or
+ * an unknown `%VAR%` fails the whole route configuration, every tenant's.
+ */
+export function literalHeaderValue(value: string): string {
+  return value.includes("%") ? value.replaceAll("%", "%%") : value;
+}
+
 function headerOptions(m: HeaderModifier): HeaderValueOption[] {
   const out: HeaderValueOption[] = [];
   for (const h of m.set ?? [])
-    out.push({ header: { key: h.name, value: h.value }, append_action: "OVERWRITE_IF_EXISTS_OR_ADD" });
+    out.push({
+      header: { key: h.name, value: literalHeaderValue(h.value) },
+      append_action: "OVERWRITE_IF_EXISTS_OR_ADD",
+    });
   for (const h of m.add ?? [])
-    out.push({ header: { key: h.name, value: h.value }, append_action: "APPEND_IF_EXISTS_OR_ADD" });
+    out.push({
+      header: { key: h.name, value: literalHeaderValue(h.value) },
+      append_action: "APPEND_IF_EXISTS_OR_ADD",
+    });
   return out;
 }
 

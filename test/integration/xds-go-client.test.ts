@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { XdsDataPlane } from "../../src/dataplane/xds/xds-dataplane.js";
 import type { Snapshot } from "../../src/translate/snapshot.js";
-import { OTHER_METHOD, startEchoBackend, type EchoBackend } from "../xds/echo-backend.js";
+import { LONGER_METHOD, OTHER_METHOD, startEchoBackend, type EchoBackend } from "../xds/echo-backend.js";
 import { startGoXdsClient, type GoCallResult, type GoXdsClient } from "../harness/xds-go.js";
 import { goClientSnapshot, HOSTS, type GoClientPorts } from "./xds-go-routes.js";
 
@@ -149,6 +149,30 @@ describe("grpc-go's proxyless xDS client on the xds sink", () => {
     expect(peersOf(HOSTS.split)).toEqual([splitPeer]);
     // Made again on the next call.
     expect(what(await firstCall(HOSTS.prefix))).toBe("blue-1");
+  });
+
+  // grpc-go 1.85 compiles a safe_regex as `^(?:regex)$` itself (internal/xds/matcher CompileSafeRegex):
+  // the group grpc-js-xds needs (grpc.ts grpcRegex) must leave its meaning as it was.
+  it("a regex alternation: a path or header value matching a branch wholly is routed, one that starts with the first is not", async () => {
+    expect(what(await firstCall(HOSTS.regex))).toBe("green-1");
+    const by = async (opts: { method?: string; headers?: Record<string, string> }) =>
+      new Set(
+        (await Promise.all(Array.from({ length: 5 }, () => client.call({ host: HOSTS.regex, ...opts })))).map(
+          what,
+        ),
+      );
+    expect(await by({ method: OTHER_METHOD })).toEqual(new Set(["green-1"]));
+    const longer = await by({ method: LONGER_METHOD });
+    expect(
+      [...longer].every((w) => w.startsWith("Unavailable: ") && w.includes("no matched route")),
+      [...longer].join(),
+    ).toBe(true);
+    expect(await by({ method: OTHER_METHOD, headers: { "x-tenant": "team-b" } })).toEqual(
+      new Set(["blue-1"]),
+    );
+    expect(await by({ method: OTHER_METHOD, headers: { "x-tenant": "team-abc" } })).toEqual(
+      new Set(["green-1"]),
+    );
   });
 
   // Expected to fail until the operator emits max_stream_duration (gRFC A31):

@@ -11,6 +11,7 @@ export const HOSTS = {
   split: "split.example.com",
   switched: "switched.example.com",
   slow: "slow.example.com",
+  regex: "regex.example.com",
 } as const;
 
 const ECHO = { path: { type: "PathPrefix", value: "/echo.Echo" } } as const;
@@ -59,6 +60,26 @@ export function goClientSnapshot(ports: GoClientPorts, switchedTo: "blue" | "gre
       "slow",
       [HOSTS.slow],
       [{ matches: [ECHO], backends: [{ name: "slow", port: PORT }], timeout: "1s" }],
+    ),
+    // Alternations: a path or header value matches one branch wholly (Envoy's RE2 FullMatch).
+    edgeRoute(
+      "regex",
+      [HOSTS.regex],
+      [
+        {
+          matches: [{ path: { type: "RegularExpression", value: "/echo\\.Echo/Call|/other\\.Other/Call" } }],
+          backends: [{ name: "green", port: PORT }],
+        },
+        {
+          matches: [
+            {
+              path: { type: "PathPrefix", value: "/other.Other" },
+              headers: [{ name: "x-tenant", type: "RegularExpression", value: "team-a|team-b" }],
+            },
+          ],
+          backends: [{ name: "blue", port: PORT }],
+        },
+      ],
     ),
   ];
   return adsSnapshot(routes, endpoints({ blue: [ports.blue], green: [ports.green], slow: [ports.slow] }));

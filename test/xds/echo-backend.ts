@@ -1,6 +1,7 @@
 // Real gRPC backends on loopback for the xDS tests: each answers
-// /echo.Echo/Call (and any method of any service, through the generic
-// handler) with its own name, so a test sees which backend a call reached.
+// /echo.Echo/Call, /echo.Echo/CallMore and /other.Other/Call with its own
+// name, so a test sees which backend a call reached; any other method is
+// UNIMPLEMENTED.
 
 import * as grpc from "@grpc/grpc-js";
 
@@ -8,6 +9,8 @@ const identity = (b: Buffer): Buffer => b;
 
 export const ECHO_METHOD = "/echo.Echo/Call";
 export const OTHER_METHOD = "/other.Other/Call";
+/** A method whose path starts with ECHO_METHOD's: what tells a whole-path regex from a prefix. */
+export const LONGER_METHOD = "/echo.Echo/CallMore";
 
 function unary(path: string): grpc.MethodDefinition<Buffer, Buffer> {
   return {
@@ -48,7 +51,10 @@ export async function startEchoBackend(name: string, opts: EchoBackendOptions = 
     if (opts.delayMs === undefined) answer(callback);
     else setTimeout(() => answer(callback), opts.delayMs);
   };
-  server.addService({ Call: unary(ECHO_METHOD) }, { Call: reply });
+  server.addService(
+    { Call: unary(ECHO_METHOD), CallMore: unary(LONGER_METHOD) },
+    { Call: reply, CallMore: reply },
+  );
   server.addService({ Call: unary(OTHER_METHOD) }, { Call: reply });
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync("127.0.0.1:0", grpc.ServerCredentials.createInsecure(), (err, p) =>

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   callEcho,
   ECHO_METHOD,
+  LONGER_METHOD,
   OTHER_METHOD,
   startEchoBackend,
   type EchoBackend,
@@ -146,6 +147,38 @@ describe("a gRPC client applies a rule's policies and matches", () => {
     // The regex is the whole path: /echo.Echo/Call2 is not matched (no route).
     expect(await reached(5, { method: `${ECHO_METHOD}2` })).toEqual(
       new Set([`code ${grpcStatus.UNAVAILABLE}`]),
+    );
+  });
+
+  it("a RegularExpression alternation matches the whole path or header value: a branch wholly, not a value that starts with the first", async () => {
+    // grpc-js-xds compiles `^` + regex + `$`: sent as written, `^/echo\.Echo/Call` alone would take
+    // CallMore, and `^team-a` would take team-abc.
+    await serve(
+      [
+        {
+          matches: [{ path: { type: "RegularExpression", value: "/echo\\.Echo/Call|/other\\.Other/Call" } }],
+          backends: to("green"),
+        },
+        {
+          matches: [
+            {
+              ...prefix("/other.Other"),
+              headers: [{ name: "x-tenant", type: "RegularExpression", value: "team-a|team-b" }],
+            },
+          ],
+          backends: to("blue"),
+        },
+      ],
+      endpoints({ blue: [blue.port], green: [green.port] }),
+    );
+    expect(await reached(10)).toEqual(new Set(["green-1"]));
+    expect(await reached(10, { method: OTHER_METHOD })).toEqual(new Set(["green-1"]));
+    expect(await reached(5, { method: LONGER_METHOD })).toEqual(new Set([`code ${grpcStatus.UNAVAILABLE}`]));
+    expect(await reached(10, { method: OTHER_METHOD, headers: { "x-tenant": "team-b" } })).toEqual(
+      new Set(["blue-1"]),
+    );
+    expect(await reached(10, { method: OTHER_METHOD, headers: { "x-tenant": "team-abc" } })).toEqual(
+      new Set(["green-1"]),
     );
   });
 
