@@ -58,6 +58,15 @@ export const LIMITS = {
   maxMirrorPercent: 100,
   /** Envoy refuses a regular expression whose RE2 program is larger (re2.max_program_size.error_level). */
   maxRegexProgramSize: 100,
+  /**
+   * What one route may weigh in what a proxy receives, and one host's routes
+   * together: bytes of their route entries as JSON, which is never less than
+   * the protobuf a client reads. gRPC clients refuse a message over 4 MiB
+   * (grpc.max_receive_message_length) and then take no update at all, so a
+   * host, which goes whole in its route configuration, stays well under it.
+   */
+  maxRouteBytes: 64 * 1024,
+  maxHostBytes: 1024 * 1024,
 } as const;
 
 const DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
@@ -760,7 +769,7 @@ export const specV2Schema: Schema = {
 };
 
 const CONDITION_TYPES =
-  "Accepted: the route is valid, its backends exist and it holds its host and matches (True/Valid; False/ServiceNotFound, Conflicted, Invalid). Programmed: the data plane serves the route as it is now (True/Synced only once the data plane took the push; False/Pending, PushFailed, Rejected with the client's words, NoDataPlane, SnapshotTooLarge, DeprogramStuck). ResolvedRefs, on a route with spec.tls: its Secret exists and holds a valid certificate for the hosts (True/ResolvedRefs; False/SecretNotFound, InvalidCertificate).";
+  "Accepted: the route is valid, its backends exist and it holds its host and matches (True/Valid; False/ServiceNotFound, Conflicted, Invalid, HostFull). Programmed: the data plane serves the route as it is now (True/Synced only once the data plane took the push; False/Pending, PushFailed, Rejected with the client's words, NoDataPlane, SnapshotTooLarge, DeprogramStuck). ResolvedRefs, on a route with spec.tls: its Secret exists and holds a valid certificate for the hosts (True/ResolvedRefs; False/SecretNotFound, InvalidCertificate).";
 
 export const statusSchema: Schema = {
   type: "object",

@@ -9,7 +9,9 @@
 
 import { LIMITS } from "../api/schema.js";
 import type { EdgeRouteV2, PathMatchType, RouteMatch, RouteRule } from "../api/types.js";
+import { fieldError, formatFieldError } from "../api/field-error.js";
 import { objectKeyOf } from "../api/object-key.js";
+import { perObject } from "../api/per-object.js";
 import { ClaimRegistry, describeDropped, HELD, type DroppedMatch } from "../routing/claims.js";
 import type { EnvoyRoute, EnvoyRouteMatch, RouteAction, VirtualHost } from "../envoy/envoy-resources.js";
 import { envoyPathMatch, normalizePath } from "../routing/path-match.js";
@@ -23,7 +25,7 @@ import type { ServiceEndpoints, SocketAddress } from "../routing/service-endpoin
 import { claimTlsHosts, NO_TLS, type TlsModel } from "./tls-hosts.js";
 import { NO_SECRETS, type TlsOutcome, type TlsSecrets } from "./tls-secrets.js";
 
-export type RejectReason = "Conflicted" | "ServiceNotFound" | "Invalid";
+export type RejectReason = "Conflicted" | "ServiceNotFound" | "Invalid" | "HostFull";
 
 /**
  * What the snapshot did with one route. `dropped` lists the matches an older
@@ -150,6 +152,86 @@ function envoyRoute(
   if (redirect !== undefined) return { name, match: m, redirect, ...edits };
   const route = action as RouteAction;
   return edits === undefined ? { name, match: m, route } : { name, match: m, route, ...edits };
+}
+
+/**
+ * The route's weight in what a proxy receives: the JSON length of every entry
+ * it makes (one per match, as if it kept them all), once per route object.
+ */
+function routeBytes(
+  route: EdgeRouteV2,
+  key: string,
+  forms: readonly RuleForm[],
+  headerSets: HeaderSets,
+): number {
+  return perObject(weights, route, () => {
+    let bytes = 0;
+    route.spec.rules.forEach((rule, r) =>
+      rule.matches.forEach((m, i) => {
+        const pathType = m.path.type ?? "PathPrefix";
+        const path = normalizePath(pathType, m.path.value);
+        const headers = headerSets.of(m.headers, m.method, m.queryParams);
+        bytes += JSON.stringify(envoyRoute(key, r, i, pathType, path, headers, forms[r] as RuleForm)).length;
+      }),
+    );
+    return bytes;
+  });
+}
+const weights = new WeakMap<EdgeRouteV2, number>();
+
+/**
+ * A valid route's weight by itself (routeBytes), as admission measures it
+ * before the route exists: its Services are taken to exist, which the weight
+ * does not depend on.
+ */
+export function weighRoute(route: EdgeRouteV2): number {
+  const namespace = route.metadata.namespace ?? "";
+  const services = new Map<string, ServiceEndpoints>();
+  for (const rule of route.spec.rules) {
+    const mirrors = (rule.filters ?? []).flatMap((f) =>
+      f.type === "RequestMirror" ? [f.requestMirror.backend] : [],
+    );
+    for (const b of [...rule.backends, ...mirrors]) {
+      const key = `${namespace}/${b.name}`;
+      const ports = services.get(key)?.ports ?? [];
+      services.set(key, { ports: [...ports, { port: b.port, addresses: [] }] });
+    }
+  }
+  const forms: RuleForm[] = [];
+  if (!appendForms(namespace, route.spec.rules, new RouteActions(services), forms)) return 0;
+  return routeBytes(route, objectKeyOf(route), forms, new HeaderSets());
+}
+
+/** Why the route does not fit, by itself or in one of its hosts with the older routes there; undefined when it fits. */
+function sizeOutcome(
+  key: string,
+  bytes: number,
+  hostnames: readonly string[],
+  hostBytes: ReadonlyMap<string, number>,
+): RouteOutcome | undefined {
+  if (bytes > LIMITS.maxRouteBytes)
+    return {
+      key,
+      accepted: false,
+      reason: "Invalid",
+      message: formatFieldError(fieldError("spec", "Too long", tooLargeDetail(bytes))),
+    };
+  for (const hostname of hostnames) {
+    const total = (hostBytes.get(hostname) ?? 0) + bytes;
+    if (total > LIMITS.maxHostBytes)
+      return { key, accepted: false, reason: "HostFull", message: hostFullMessage(hostname, total) };
+  }
+  return undefined;
+}
+
+/** The words for a route over its own limit: admission's too. */
+export function tooLargeDetail(bytes: number): string {
+  return `the route is ${bytes} bytes as a proxy receives it, more than the ${LIMITS.maxRouteBytes} one route may be (a gRPC client refuses a message over 4 MiB, and then every update): split it into smaller routes`;
+}
+
+/** The words for a host filled by older routes: they name the host and the sizes, never another route. */
+export function hostFullMessage(hostname: string, total: number): string {
+  return `host ${hostname} is full: with this route its routes would be ${total} bytes as a proxy receives them, more than the ${LIMITS.maxHostBytes} one host may hold (a gRPC client refuses a message over 4 MiB, and then every update)`;
 }
 
 /** Appends each rule's form to `forms`; false when a backend's (or a mirror's) Service or port does not exist. */
@@ -308,6 +390,8 @@ function claimRoutes(
   const ruleActions = new RouteActions(endpoints);
   // One route's rule forms at a time, in an array reused from route to route.
   const forms: RuleForm[] = [];
+  /** Each host's weight so far (routeBytes), by the routes that claimed into it. */
+  const hostBytes = new Map<string, number>();
 
   for (let rank = 0; rank < n; rank++) {
     const index = byAge[rank] as number;
@@ -323,6 +407,14 @@ function claimRoutes(
       continue;
     }
     const hostnames = hostnamesOf(route);
+    // Oldest first, as claims: a host's older routes keep their place in its budget.
+    const bytes = routeBytes(route, key, forms, headerSets);
+    const tooLarge = sizeOutcome(key, bytes, hostnames, hostBytes);
+    if (tooLarge !== undefined) {
+      outcomes[outcomeIndex] = tooLarge;
+      continue;
+    }
+    for (const hostname of hostnames) hostBytes.set(hostname, (hostBytes.get(hostname) ?? 0) + bytes);
     let dropped: DroppedMatch[] | undefined;
     let kept = 0;
     const rules = route.spec.rules;

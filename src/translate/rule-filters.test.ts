@@ -100,3 +100,28 @@ describe("header modifier values", () => {
     expect(literalHeaderValue("%")).toBe("%%");
   });
 });
+
+describe("a ReplaceFullPath", () => {
+  it("is literal in Envoy's regex_rewrite: RE2 reads a backslash in a substitution as a capture group's start", () => {
+    const s = buildSnapshot(
+      [
+        route([
+          {
+            matches: [{ path: { type: "PathPrefix", value: "/a" } }],
+            filters: [
+              {
+                type: "URLRewrite",
+                urlRewrite: { path: { type: "ReplaceFullPath", replaceFullPath: "/x\\1y" } },
+              },
+            ],
+            backends: [{ name: "app", port: 80 }],
+          },
+        ]),
+      ],
+      endpoints,
+    );
+    const entry = s.resources.routeConfigurations[0]?.virtual_hosts?.[0]?.routes?.[0];
+    const action = entry !== undefined && "route" in entry ? entry.route : undefined;
+    expect(action?.regex_rewrite?.substitution).toBe("/x\\\\1y");
+  });
+});

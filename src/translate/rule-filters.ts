@@ -224,7 +224,11 @@ export function ruleForm(
       if (p?.type === "ReplaceFullPath")
         rewrite = {
           ...base,
-          regex_rewrite: { pattern: { regex: "^/.*$" }, substitution: p.replaceFullPath },
+          // RE2 reads `\N` in a substitution as a capture group: the path is literal, so each backslash is doubled.
+          regex_rewrite: {
+            pattern: { regex: "^/.*$" },
+            substitution: p.replaceFullPath.replaceAll("\\", "\\\\"),
+          },
         };
       else if (p?.type === "ReplacePrefixMatch") {
         const prefix = trimmedPrefix(p.replacePrefixMatch);

@@ -4,6 +4,8 @@ import { cleanWarning, parseReview, reviewReply } from "../server/admission-revi
 import type { AdmissionRequest } from "./review.js";
 import { invalidMessage, mutateReview, validateReview } from "./admission.js";
 import { validateRoute } from "../rules/validate.js";
+import { silentLogger } from "../observability/logger.js";
+import { ConflictIndex } from "./conflicts.js";
 
 const route = (spec: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
   apiVersion: "net.10xdev.io/v2",
@@ -425,5 +427,55 @@ describe("validateReview: TLS", () => {
           'EdgeRoute.net.10xdev.io "shop" is invalid: metadata.annotations[net.10xdev.io/v2-spec].tls: Forbidden: needs spec.hostnames: a route for any host (no hostnames) cannot have TLS',
       },
     });
+  });
+});
+
+describe("what a proxy receives stays within a gRPC client's 4 MiB", () => {
+  // Fifteen 4,000-character header values: about 61 KB a match as a proxy receives it.
+  const heavy = (paths: string[], hostnames = ["big.example.com"]) => ({
+    hostnames,
+    rules: [
+      {
+        matches: paths.map((value) => ({ path: { type: "Exact", value } })),
+        filters: [
+          {
+            type: "RequestHeaderModifier",
+            requestHeaderModifier: {
+              set: Array.from({ length: 15 }, (_, h) => ({ name: `x-h${h}`, value: "v".repeat(4000) })),
+            },
+          },
+        ],
+        backends: [{ name: "checkout", port: 8080 }],
+      },
+    ],
+  });
+
+  it("refuses a route over its own limit, with its size", async () => {
+    const verdict = await validateReview(parsed(review({ object: route(heavy(["/a", "/b"])) })));
+    expect(verdict).toMatchObject({ allowed: false, status: { code: 422, reason: "Invalid" } });
+    expect(verdict.allowed ? "" : verdict.status.message).toMatch(
+      /is invalid: spec: Too long: the route is \d+ bytes as a proxy receives it, more than the 65536 one route may be/,
+    );
+    // One match of the same weight fits.
+    expect(await validateReview(parsed(review({ object: route(heavy(["/a"])) })))).toEqual({ allowed: true });
+  });
+
+  it("refuses a route that would fill its host past the host's budget, naming no other route", async () => {
+    const index = new ConflictIndex(undefined, { log: silentLogger() });
+    for (let i = 0; i < 20; i++)
+      index.apply("ADDED", {
+        ...route(heavy([`/p${i}`])),
+        metadata: { name: `tenant-a-${i}`, namespace: "tenant-a", creationTimestamp: "2026-01-01T00:00:00Z" },
+      });
+    const newer = route(heavy(["/mine"]));
+    const verdict = await validateReview(parsed(review({ object: newer })), index);
+    expect(verdict.allowed ? "" : verdict.status.message).toMatch(
+      /spec\.hostnames: Forbidden: host big\.example\.com is full: with this route its routes would be \d+ bytes/,
+    );
+    expect(verdict.allowed ? "" : verdict.status.message).not.toContain("tenant-a");
+    // Another host has room.
+    expect(
+      await validateReview(parsed(review({ object: route(heavy(["/mine"], ["small.example.com"])) })), index),
+    ).toEqual({ allowed: true });
   });
 });

@@ -5,7 +5,7 @@
 // (server/admission-handlers.ts).
 
 import jsonPatch from "fast-json-patch";
-import { formatFieldError, type FieldError } from "../api/field-error.js";
+import { fieldError, formatFieldError, type FieldError } from "../api/field-error.js";
 import {
   API_VERSION_V2,
   GROUP,
@@ -14,12 +14,15 @@ import {
   isVersion,
   versionOf,
   type EdgeRoute,
+  type EdgeRouteV2,
   type Version,
 } from "../api/types.js";
+import { LIMITS } from "../api/schema.js";
 import { convert } from "../conversion/convert.js";
 import { jsonEqual } from "../conversion/json-equal.js";
 import { deny, type AdmissionRequest, type Verdict } from "./review.js";
-import { type ConflictIndex, summarize } from "./conflicts.js";
+import { type ConflictIndex, hostsOf, summarize } from "./conflicts.js";
+import { hostFullMessage, tooLargeDetail, weighRoute } from "../translate/model.js";
 import { mutateRoute } from "./mutate.js";
 import { validateRoute } from "../rules/validate.js";
 import { isRecord } from "../api/is-record.js";
@@ -77,7 +80,7 @@ export interface ValidateLookups {
 
 export async function validateReview(
   request: AdmissionRequest,
-  conflicts?: Pick<ConflictIndex, "warnings">,
+  conflicts?: Pick<ConflictIndex, "warnings" | "olderWeight">,
   lookups: ValidateLookups = {},
 ): Promise<Verdict> {
   // Deletes and status writes are not this webhook's to judge; cleanup is never blocked.
@@ -108,6 +111,8 @@ export async function validateReview(
   if (errors.length > 0) {
     return deny(422, "Invalid", invalidMessage(nameOf(request, obj), errors));
   }
+  const tooLarge = sizeErrors(request, obj, version, conflicts);
+  if (tooLarge.length > 0) return deny(422, "Invalid", invalidMessage(nameOf(request, obj), tooLarge));
   const namespace = request.namespace ?? namespaceOf(obj);
   const warnings = [...secretWarnings(obj, version, namespace, lookups.tlsSecretExists)];
   if (conflicts) {
@@ -115,6 +120,43 @@ export async function validateReview(
     if (me) warnings.push(...conflicts.warnings(me));
   }
   return warnings.length > 0 ? { allowed: true, warnings } : { allowed: true };
+}
+
+/**
+ * A valid route too large for what a proxy receives: by itself, or in a host
+ * with the older routes there, as the snapshot would find it (translate/model.ts).
+ * The words name the host and the sizes, never another tenant's route.
+ */
+function sizeErrors(
+  request: AdmissionRequest,
+  obj: Record<string, unknown>,
+  version: Version,
+  conflicts: Pick<ConflictIndex, "olderWeight"> | undefined,
+): FieldError[] {
+  const v2 =
+    version === "v2" ? (obj as unknown as EdgeRouteV2) : convert(obj as unknown as EdgeRoute, API_VERSION_V2);
+  const route = "ok" in v2 ? (v2.ok ? (v2.object as EdgeRouteV2) : undefined) : v2;
+  if (route === undefined) return [];
+  const withNamespace: EdgeRouteV2 = {
+    ...route,
+    metadata: { ...route.metadata, namespace: request.namespace ?? route.metadata.namespace },
+  };
+  const bytes = weighRoute(withNamespace);
+  if (bytes > LIMITS.maxRouteBytes) return [fieldError("spec", "Too long", tooLargeDetail(bytes))];
+  const me = summarize(withNamespace, request.namespace ?? "");
+  if (!conflicts || !me) return [];
+  for (const host of hostsOf(withNamespace.spec)) {
+    const total = conflicts.olderWeight(me, host) + bytes;
+    if (total > LIMITS.maxHostBytes)
+      return [
+        fieldError(
+          "spec.hostnames",
+          "Forbidden",
+          hostFullMessage(host === "*" ? "* (any host)" : host, total),
+        ),
+      ];
+  }
+  return [];
 }
 
 function namespaceOf(obj: Record<string, unknown>): string {

@@ -12,6 +12,9 @@ import { claimKey, claimsOf, describeMatch } from "../routing/match-keys.js";
 import { compareAge } from "../routing/route-order.js";
 import { isRecord } from "../api/is-record.js";
 import { objectKey } from "../api/object-key.js";
+import type { EdgeRouteV2 } from "../api/types.js";
+import { isProgrammable } from "../rules/route-check.js";
+import { weighRoute } from "../translate/model.js";
 
 export interface RouteSummary {
   readonly namespace: string;
@@ -73,6 +76,15 @@ export function conflictWarnings(route: RouteSummary, others: readonly RouteSumm
   return warnings;
 }
 
+/** The host names a v2 spec names, `*` for none: the virtual hosts its entries go to. */
+export function hostsOf(spec: unknown): string[] {
+  if (!isRecord(spec)) return [];
+  const names = Array.isArray(spec.hostnames)
+    ? spec.hostnames.filter((h): h is string => typeof h === "string")
+    : [];
+  return names.length === 0 ? ["*"] : [...new Set(names)];
+}
+
 export interface ConflictIndexOptions {
   log: Logger;
   /** Called with every event the index takes (tests wait on it). */
@@ -90,6 +102,8 @@ export interface ConflictIndexOptions {
 export class ConflictIndex {
   private readonly routes = new Map<string, { summary: RouteSummary; claims: string[] }>();
   private readonly claimers = new Map<string, Set<string>>();
+  /** Per host name as written (`*`: no hostnames), each valid route's weight there (translate/model.ts weighRoute). */
+  private readonly hostWeights = new Map<string, Map<string, number>>();
   private readonly informer: Informer | undefined;
 
   constructor(
@@ -119,6 +133,11 @@ export class ConflictIndex {
       if (set?.size === 0) this.claimers.delete(c);
     }
     this.routes.delete(key);
+    for (const host of hostsOf(old?.summary.spec)) {
+      const weights = this.hostWeights.get(host);
+      weights?.delete(key);
+      if (weights?.size === 0) this.hostWeights.delete(host);
+    }
     if (type !== "DELETED") {
       const claims = [...new Set(claimsOf(summary.spec).map(claimKey))];
       this.routes.set(key, { summary, claims });
@@ -127,6 +146,16 @@ export class ConflictIndex {
         if (!set) this.claimers.set(c, (set = new Set()));
         set.add(key);
       }
+      const bytes =
+        isRecord(obj) && isProgrammable(obj as unknown as EdgeRouteV2)
+          ? weighRoute(obj as unknown as EdgeRouteV2)
+          : 0;
+      if (bytes > 0 && !summary.terminating)
+        for (const host of hostsOf(summary.spec)) {
+          let weights = this.hostWeights.get(host);
+          if (!weights) this.hostWeights.set(host, (weights = new Map()));
+          weights.set(key, bytes);
+        }
     }
     this.opts.onEvent?.(type);
   }
@@ -142,6 +171,24 @@ export class ConflictIndex {
       if (r) summaries.push(r.summary);
     }
     return conflictWarnings(route, summaries);
+  }
+
+  /**
+   * What the routes older than `route` weigh on `host` (as written; `*` for
+   * routes with no hostnames): the snapshot gives a host's budget oldest first.
+   */
+  olderWeight(route: RouteSummary, host: string): number {
+    let total = 0;
+    for (const [key, bytes] of this.hostWeights.get(host) ?? []) {
+      const other = this.routes.get(key)?.summary;
+      if (
+        other &&
+        !(other.namespace === route.namespace && other.name === route.name) &&
+        isOlder(other, route)
+      )
+        total += bytes;
+    }
+    return total;
   }
 
   async stop(): Promise<void> {
