@@ -84,6 +84,27 @@ export const invalid: { name: string; obj: unknown; by: "webhook" | "schema"; ex
   },
   // v2, through v2
   {
+    // Fifteen 4,000-character header values on two matches: 122 KB as a proxy receives it.
+    name: "v2-too-large",
+    obj: v2("v2-too-large", {
+      rules: [
+        rule({
+          matches: [{ path: { value: "/a" } }, { path: { value: "/b" } }],
+          filters: [
+            modifier({
+              set: Array.from({ length: 15 }, (_, h) => ({ name: `x-h${h}`, value: "v".repeat(4000) })),
+            }),
+          ],
+        }),
+      ],
+    }),
+    by: "webhook",
+    expect: [
+      "spec: Too long: the route is",
+      "bytes as a proxy receives it, more than the 65536 one route may be",
+    ],
+  },
+  {
     name: "v2-port",
     obj: v2("v2-port", { rules: [rule({ backends: [backend, { name: "b", port: 70000 }] })] }),
     by: "schema",
