@@ -769,7 +769,7 @@ export const specV2Schema: Schema = {
 };
 
 const CONDITION_TYPES =
-  "Accepted: the route is valid, its backends exist and it holds its host and matches (True/Valid; False/ServiceNotFound, Conflicted, Invalid, HostFull). Programmed: the data plane serves the route as it is now (True/Synced only once the data plane took the push; False/Pending, PushFailed, Rejected with the client's words, NoDataPlane, SnapshotTooLarge, DeprogramStuck). ResolvedRefs, on a route with spec.tls: its Secret exists and holds a valid certificate for the hosts (True/ResolvedRefs; False/SecretNotFound, InvalidCertificate).";
+  "Accepted: the route is valid, its backends exist and it holds its host and matches (True/Valid; False/ServiceNotFound, Conflicted, Invalid, HostFull, Rejected: a data-plane client refused what it adds, so it is held back until its spec changes). Programmed: the data plane serves the route as it is now (True/Synced only once the data plane took the push; False/Pending, PushFailed, Rejected with the client's words, NoDataPlane, SnapshotTooLarge, DeprogramStuck). ResolvedRefs, on a route with spec.tls: its Secret exists and holds a valid certificate for the hosts (True/ResolvedRefs; False/SecretNotFound, InvalidCertificate).";
 
 export const statusSchema: Schema = {
   type: "object",

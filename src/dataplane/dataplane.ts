@@ -69,6 +69,12 @@ export interface ProgramOptions {
    * says DeprogramStuck, not one more ACK timeout later.
    */
   readonly answerBy?: number;
+  /**
+   * Judge by this process's own clients alone, not every replica's: a trial
+   * push of the culprit search (reconcile/culprit-search.ts) asks whether the
+   * client that refused here takes a smaller snapshot.
+   */
+  readonly local?: boolean;
 }
 
 /** The object a data plane's failures are recorded on as events, when it has one. */
@@ -110,6 +116,12 @@ export interface DataPlane {
    * a snapshot reconcile runs (standing-trigger.ts runs one). Answers the stop.
    */
   onStandingChange?(listener: () => void): () => void;
+  /**
+   * The words of a client of this process that refused `version`, served now;
+   * undefined when none did (or another version is served). Only a refusal
+   * seen here can be searched for its cause here: the trials go to these clients.
+   */
+  refusal?(version: string): string | undefined;
 }
 
 /** An abort is not a push failure: it goes up to the caller, who is gone. */

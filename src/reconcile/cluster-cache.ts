@@ -21,6 +21,7 @@
 // are read by GET, at no list's revision. A rotation moves `inputs()` and the
 // serve loop pushes it; it never decides a finalizer.
 
+import { heldByStatus } from "../translate/held-routes.js";
 import type { V1EndpointSlice, V1Service } from "@kubernetes/client-node";
 import type { Registry } from "prom-client";
 import { Counter, Gauge, Histogram } from "prom-client";
@@ -150,12 +151,17 @@ function reached(have: string, want: string): boolean {
   return compareResourceVersion(have, want) >= 0;
 }
 
-/** What buildSnapshot reads of a route is the same: its name, age, deletion and spec (not its status). */
+/**
+ * What buildSnapshot reads of a route is the same: its name, age, deletion and
+ * spec, and of its status only a hold (held-routes.ts), which another replica
+ * may have written: every replica then leaves the route out.
+ */
 function sameForSnapshot(a: EdgeRouteV2, b: EdgeRouteV2): boolean {
   return (
     a.metadata.creationTimestamp === b.metadata.creationTimestamp &&
     a.metadata.deletionTimestamp === b.metadata.deletionTimestamp &&
-    JSON.stringify(a.spec) === JSON.stringify(b.spec)
+    JSON.stringify(a.spec) === JSON.stringify(b.spec) &&
+    heldByStatus(a) === heldByStatus(b)
   );
 }
 

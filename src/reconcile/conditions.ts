@@ -6,7 +6,7 @@ import type { RefsReason } from "../translate/tls-secrets.js";
 
 export type ConditionType = "Accepted" | "Programmed" | "ResolvedRefs";
 
-export type AcceptedReason = "Valid" | "ServiceNotFound" | "Conflicted" | "Invalid" | "HostFull";
+export type AcceptedReason = "Valid" | "ServiceNotFound" | "Conflicted" | "Invalid" | "HostFull" | "Rejected";
 export type ProgrammedReason =
   "Synced" | "PushFailed" | "Pending" | "DeprogramStuck" | "SnapshotTooLarge" | "Rejected" | "NoDataPlane";
 /** As Gateway API's: the route's TLS Secret resolved, or why not. */

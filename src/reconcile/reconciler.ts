@@ -250,6 +250,8 @@ export class Reconciler {
    * holds, then write the statuses that changed, within a time budget.
    */
   async reconcileSnapshot(signal?: AbortSignal): Promise<ReconcileResult> {
+    // A culprit search pushes its own trials: this push would spoil them, and its build lacks the hold they find.
+    await this.snapshots.idle(signal);
     const { live, terminating, endpoints, secrets, read, stamp } = await this.readState(signal);
     const snapshot = this.snapshots.snapshot({
       live,

@@ -12,7 +12,10 @@
 //    its push, statuses and finalizers instead of building its own.
 
 import type { EdgeRouteV2 } from "../api/types.js";
+import { objectKeyOf } from "../api/object-key.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
+import { heldMessage, holdOf, type HeldRoute } from "../translate/held-routes.js";
+import { findCulprit, type Suspect, type TrialAnswer } from "./culprit-search.js";
 import {
   buildSnapshot,
   type EndpointsByService,
@@ -52,7 +55,19 @@ export interface SnapshotPipelineOptions {
   snapshot?: SnapshotOptions;
   /** Where builds and the serve loop's pushes are counted and timed (absent: a registry of its own). */
   metrics?: PipelineMetrics;
+  /** The build (default buildSnapshot); tests make it emit what a client refuses, past the guard. */
+  build?: typeof buildSnapshot;
 }
+
+/** What the serve loop reads of the cache. */
+export type ServeState = Pick<
+  ClusterCache,
+  "revision" | "routes" | "endpoints" | "secrets" | "inputs" | "synced" | "onChange"
+>;
+
+/** How long one culprit search may take in all, and one of its trials (a push and the clients' answer). */
+const SEARCH_BUDGET_MS = 30_000;
+const TRIAL_MS = 3_000;
 
 type PipelineMetrics = Pick<
   ReconcileMetrics,
@@ -60,8 +75,23 @@ type PipelineMetrics = Pick<
 >;
 
 export class SnapshotPipeline {
-  private last: { readonly stamp: number | undefined; readonly snapshot: Snapshot } | undefined;
+  private last:
+    { readonly stamp: number | undefined; readonly holds: number; readonly snapshot: Snapshot } | undefined;
   private readonly metrics: PipelineMetrics;
+  /**
+   * Routes this process found a client refusing (culprit-search.ts), held back
+   * from every build until the route's status says so for every replica.
+   */
+  private readonly held = new Map<string, HeldRoute>();
+  /** Moves with every hold added: a build reads them. */
+  private holds = 0;
+  /** The live routes of the last snapshot every client took, by key: what a search's trials start from. */
+  private taken: ReadonlyMap<string, EdgeRouteV2> | undefined;
+  /** The culprit search under way; no build is pushed meanwhile but its trials. */
+  private search: Promise<void> | undefined;
+  /** The last version searched without a culprit: not searched again. */
+  private searched: string | undefined;
+  private readonly holdListeners = new Set<() => void>();
 
   constructor(private readonly opts: SnapshotPipelineOptions = {}) {
     this.metrics = opts.metrics ?? createReconcileMetrics(new Registry());
@@ -70,19 +100,120 @@ export class SnapshotPipeline {
   /** The snapshot of `inputs`: the last one when its stamp is the same, else a new build. */
   snapshot(inputs: BuildInputs): Snapshot {
     const last = this.last;
-    if (last && inputs.stamp !== undefined && last.stamp === inputs.stamp) return last.snapshot;
+    if (last && inputs.stamp !== undefined && last.stamp === inputs.stamp && last.holds === this.holds)
+      return last.snapshot;
     const started = process.hrtime.bigint();
-    const snapshot = buildSnapshot(
+    const snapshot = (this.opts.build ?? buildSnapshot)(
       inputs.live,
       inputs.endpoints,
-      this.opts.snapshot,
+      this.buildOptions(),
       inputs.secrets,
       last?.snapshot,
     );
     this.metrics.buildSeconds.observe(Number(process.hrtime.bigint() - started) / 1e9);
     this.metrics.builds.inc({ changed: String(snapshot.version !== last?.snapshot.version) });
-    this.last = { stamp: inputs.stamp, snapshot };
+    this.last = { stamp: inputs.stamp, holds: this.holds, snapshot };
     return snapshot;
+  }
+
+  private buildOptions(): SnapshotOptions {
+    return this.held.size === 0 ? (this.opts.snapshot ?? {}) : { ...this.opts.snapshot, held: this.held };
+  }
+
+  /** Resolves once no culprit search is under way (at once when none is), or when `signal` aborts. */
+  async idle(signal?: AbortSignal): Promise<void> {
+    const search = this.search;
+    if (search === undefined) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        signal?.removeEventListener("abort", done);
+        resolve();
+      };
+      signal?.addEventListener("abort", done, { once: true });
+      void search.finally(done);
+    });
+  }
+
+  /** Tells `listener` when this process holds a route back: statuses then have something new to say. */
+  onHoldChange(listener: () => void): () => void {
+    this.holdListeners.add(listener);
+    return () => this.holdListeners.delete(listener);
+  }
+
+  /**
+   * When a client of this process refused `version`: finds the route whose
+   * change it refuses (culprit-search.ts), with trial pushes to this
+   * process's clients, and holds it back; then `after()`.
+   */
+  private searchFor(
+    state: ServeState,
+    plane: DataPlane,
+    log: Logger,
+    version: string,
+    after: () => void,
+  ): void {
+    if (this.search !== undefined || this.searched === version) return;
+    const words = plane.refusal?.(version);
+    if (words === undefined) return;
+    this.search = this.runSearch(state, plane, log, version, words)
+      .catch((err: unknown) => log.warn({ err }, "searching for the route an xDS client refused failed"))
+      .finally(() => {
+        this.search = undefined;
+        after();
+      });
+  }
+
+  private async runSearch(
+    state: ServeState,
+    plane: DataPlane,
+    log: Logger,
+    version: string,
+    words: string,
+  ): Promise<void> {
+    const inputs = liveInputs(state);
+    const read = state.revision();
+    const deadline = Date.now() + SEARCH_BUDGET_MS;
+    // Routes already held are out of every trial, as out of every build.
+    const live = inputs.live.filter((r) => holdOf(r, objectKeyOf(r), this.held) === undefined);
+    const trialOf =
+      (suspects: readonly Suspect[]) =>
+      async (included: ReadonlySet<string>): Promise<TrialAnswer> => {
+        const byKey = new Map(suspects.map((s) => [s.key, s]));
+        const routes = live.flatMap((r) => {
+          const s = byKey.get(objectKeyOf(r));
+          if (s === undefined || included.has(s.key)) return [r];
+          return s.before === undefined ? [] : [s.before];
+        });
+        const build = this.opts.build ?? buildSnapshot;
+        const snapshot = build(routes, inputs.endpoints, this.buildOptions(), inputs.secrets);
+        const answerBy = Math.min(deadline, Date.now() + TRIAL_MS);
+        const res = await plane.program(snapshot, { local: true, answerBy, ...(read ? { read } : {}) });
+        if (res.ok) return "taken";
+        return res.reason === "Rejected" ? "refused" : "unknown";
+      };
+    // First the changes since what every client took; if that state is refused
+    // too (a client that joined since refuses an older route), every route.
+    const changed = changedSince(live, this.taken);
+    let result = await findCulprit(changed, trialOf(changed), words);
+    let trials = result.trials;
+    if (result.baseRefused && this.taken !== undefined) {
+      const all = live.map((now) => ({ key: objectKeyOf(now), now }));
+      result = await findCulprit(all, trialOf(all), words);
+      trials += result.trials;
+    }
+    const culprit = result.culprit;
+    if (culprit === undefined) {
+      this.searched = version;
+      log.warn(
+        { version, trials, words },
+        "an xDS client refused the snapshot, and no one route could be shown to cause it",
+      );
+      return;
+    }
+    this.held.set(culprit.key, { generation: culprit.now.metadata.generation, message: heldMessage(words) });
+    this.holds++;
+    log.warn({ route: culprit.key, version, trials, words }, "held back a route an xDS client refused");
+    for (const listener of [...this.holdListeners]) listener();
   }
 
   /**
@@ -90,7 +221,7 @@ export class SnapshotPipeline {
    * the stop. At most one build at a time, a change during a build makes one
    * more from the newest state, and builds are at least an interval apart.
    */
-  serve(state: ClusterCache, plane: DataPlane, opts: ServeOptions): () => void {
+  serve(state: ServeState, plane: DataPlane, opts: ServeOptions): () => void {
     let dirty = false;
     let running = false;
     let stopped = false;
@@ -101,7 +232,8 @@ export class SnapshotPipeline {
 
     const serveOnce = (): void => {
       const revision = state.revision();
-      const snapshot = this.snapshot(liveInputs(state));
+      const inputs = liveInputs(state);
+      const snapshot = this.snapshot(inputs);
       // Not awaited: the sink serves it at once and then waits on its clients'
       // answers, which the snapshot reconcile reads; a newer build must not wait
       // behind them. The sink's read-revision check keeps an older read out.
@@ -114,6 +246,9 @@ export class SnapshotPipeline {
             this.metrics.pushes.inc({ result });
             this.metrics.pushSeconds.observe({ result }, Number(process.hrtime.bigint() - started) / 1e9);
           }
+          if (res.ok && res.version === snapshot.version) this.taken = routesByKey(inputs.live);
+          if (!res.ok && res.reason === "Rejected")
+            this.searchFor(state, plane, opts.log, res.version, schedule);
           if (!res.ok && res.reason === "PushFailed")
             opts.log.warn(
               { version: res.version, detail: res.detail },
@@ -126,7 +261,8 @@ export class SnapshotPipeline {
 
     const run = (): void => {
       timer = undefined;
-      if (stopped || running) return;
+      // A search's trials are the only pushes while it runs; it schedules a build when done.
+      if (stopped || running || this.search !== undefined) return;
       running = true;
       try {
         while (dirty && !stopped) {
@@ -157,13 +293,50 @@ export class SnapshotPipeline {
     };
 
     const unsubscribe = state.onChange(schedule);
+    // A client that refuses after the push stopped waiting (one that joined later) is searched for too.
+    const unwatch = plane.onStandingChange?.(() => {
+      const version = this.last?.snapshot.version;
+      if (version !== undefined && !stopped) this.searchFor(state, plane, opts.log, version, schedule);
+    });
     schedule();
     return () => {
       stopped = true;
       clearTimeout(timer);
       unsubscribe();
+      unwatch?.();
     };
   }
+}
+
+/** Routes by key. */
+function routesByKey(routes: readonly EdgeRouteV2[]): Map<string, EdgeRouteV2> {
+  return new Map(routes.map((r) => [objectKeyOf(r), r]));
+}
+
+/** The live routes changed since `taken` (by uid and generation; all of them when nothing was taken yet). */
+function changedSince(
+  live: readonly EdgeRouteV2[],
+  taken: ReadonlyMap<string, EdgeRouteV2> | undefined,
+): Suspect[] {
+  const out: Suspect[] = [];
+  for (const now of live) {
+    const key = objectKeyOf(now);
+    const before = taken?.get(key);
+    // The same object, or the same uid at the same generation (a status write makes a new object, not a change).
+    if (
+      before === now ||
+      (before !== undefined &&
+        now.metadata.uid !== undefined &&
+        now.metadata.generation !== undefined &&
+        before.metadata.uid === now.metadata.uid &&
+        before.metadata.generation === now.metadata.generation)
+    )
+      continue;
+    out.push(
+      before !== undefined && before.metadata.uid === now.metadata.uid ? { key, now, before } : { key, now },
+    );
+  }
+  return out;
 }
 
 /** What a build reads from the cache, stamped. */

@@ -23,9 +23,10 @@ import { checkRoute, isProgrammable } from "../rules/route-check.js";
 import { ageOrder, compareHostnames, creationTime, keyOrder, orderKeyOf } from "../routing/route-order.js";
 import type { ServiceEndpoints, SocketAddress } from "../routing/service-endpoints.js";
 import { claimTlsHosts, NO_TLS, type TlsModel } from "./tls-hosts.js";
+import { HELD_REASON, holdOf, NO_HELD_ROUTES, type HeldRoutes } from "./held-routes.js";
 import { NO_SECRETS, type TlsOutcome, type TlsSecrets } from "./tls-secrets.js";
 
-export type RejectReason = "Conflicted" | "ServiceNotFound" | "Invalid" | "HostFull";
+export type RejectReason = "Conflicted" | "ServiceNotFound" | "Invalid" | "HostFull" | "Rejected";
 
 /**
  * What the snapshot did with one route. `dropped` lists the matches an older
@@ -290,9 +291,10 @@ export function translateRoutes(
   routes: readonly EdgeRouteV2[],
   endpoints: EndpointsByService,
   tlsInputs: TlsInputs = { secrets: NO_SECRETS, now: new Date() },
+  held: HeldRoutes = NO_HELD_ROUTES,
 ): RouteModel {
   const ranking = rankRoutes(routes);
-  const claimed = claimRoutes(routes, ranking, endpoints);
+  const claimed = claimRoutes(routes, ranking, endpoints, held);
   const tls = claimTls(routes, ranking, claimed.outcomes, tlsInputs);
   return {
     outcomes: tls === NO_TLS ? claimed.outcomes : withTls(claimed.outcomes, tls),
@@ -378,6 +380,7 @@ function claimRoutes(
   routes: readonly EdgeRouteV2[],
   ranking: Ranking,
   endpoints: EndpointsByService,
+  held: HeldRoutes,
 ): Claimed {
   const { keys, keyRank, byAge } = ranking;
   const n = routes.length;
@@ -404,6 +407,12 @@ function claimRoutes(
       !appendForms(route.metadata.namespace ?? "", route.spec.rules, ruleActions, forms)
     ) {
       outcomes[outcomeIndex] = rejection(key, route, endpoints);
+      continue;
+    }
+    // A route a client refused claims nothing: younger routes may take its matches.
+    const hold = holdOf(route, key, held);
+    if (hold !== undefined) {
+      outcomes[outcomeIndex] = { key, accepted: false, reason: HELD_REASON, message: hold };
       continue;
     }
     const hostnames = hostnamesOf(route);

@@ -19,6 +19,7 @@ import { contentVersion } from "../envoy/content-hash.js";
 import type { EnvoyResources } from "../envoy/envoy-resources.js";
 import { envoyResources, type EnvoyOptions } from "./envoy.js";
 import { keepUnchanged } from "./keep-unchanged.js";
+import type { HeldRoutes } from "./held-routes.js";
 import { translateRoutes, type EndpointsByService, type RouteOutcome } from "./model.js";
 import { NO_SECRETS, type TlsSecrets } from "./tls-secrets.js";
 
@@ -35,7 +36,10 @@ export interface Snapshot {
   readonly outcomes: readonly RouteOutcome[];
 }
 
-export type SnapshotOptions = EnvoyOptions;
+export type SnapshotOptions = EnvoyOptions & {
+  /** Routes held back because a client refused what they add (held-routes.ts). */
+  readonly held?: HeldRoutes;
+};
 
 /** The whole data-plane configuration for the live routes: the model, as Envoy's resources, versioned. */
 export function buildSnapshot(
@@ -47,7 +51,7 @@ export function buildSnapshot(
   // The last build, whose unchanged parts are kept as objects (keep-unchanged.ts): same result, less work.
   previous?: Snapshot,
 ): Snapshot {
-  const model = translateRoutes(routes, endpoints, { secrets, now: options.now ?? new Date() });
+  const model = translateRoutes(routes, endpoints, { secrets, now: options.now ?? new Date() }, options.held);
   const resources = keepUnchanged(envoyResources(model, options), previous?.resources);
   return { version: contentVersion(resources), resources, outcomes: model.outcomes };
 }

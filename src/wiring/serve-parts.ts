@@ -247,6 +247,17 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
       }),
     );
   }
+  if (xds) {
+    // Nor does a route held back for a client's refusal: its status says so once this runs.
+    closers.push(
+      reconcileOnStandingChange({ onStandingChange: (l) => snapshots.onHoldChange(l) }, reconcileSnapshot, {
+        log,
+        busy: admissionBusy,
+        maxDeferMs: SNAPSHOT_MAX_DEFER_MS,
+        cause: "a route was held back for an xDS client's refusal",
+      }),
+    );
+  }
   // Nor does a TLS Secret (the watcher does not read Secrets): a referenced one
   // appearing, renewed or gone changes ResolvedRefs, so this process reconciles.
   closers.push(

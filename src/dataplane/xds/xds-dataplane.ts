@@ -272,7 +272,9 @@ export class XdsDataPlane implements DataPlane {
         pushed = true;
       }
       this.held = verdict.record;
-      settled = await this.settled(version, timeoutMs, opts.signal);
+      settled = opts.local
+        ? await this.server.settled(timeoutMs)
+        : await this.settled(version, timeoutMs, opts.signal);
     } finally {
       this.waiting--;
       this.reported = standingKey(this.server.statuses());
@@ -300,6 +302,12 @@ export class XdsDataPlane implements DataPlane {
           detail: `snapshot ${version} not ACKed by every connected xDS client within ${timeoutMs / 1000}s${timeoutMs < ackTimeoutMs ? " (the caller's deadline, before the ACK timeout)" : ""}`,
         };
     }
+  }
+
+  refusal(version: string): string | undefined {
+    if (this.server.current()?.version !== version) return undefined;
+    const v = this.server.verdict();
+    return v.kind === "rejected" ? v.message : undefined;
   }
 
   /** The version every connected client holds; undefined with none connected, or while they differ. */
