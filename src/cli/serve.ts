@@ -309,8 +309,8 @@ function metricsCheck(opts: ServeOptions, calls: KubeCallObserver): AppOptions["
   );
 }
 
-/** What a test may inject into serve (test/harness/stalling-serve.ts); the shipped command injects nothing. */
-export type ServeInjections = Pick<ServeDeps, "beforePush">;
+/** What a test may inject into serve (test/harness/stalling-serve.ts, poisoning-serve.ts); the shipped command injects nothing. */
+export type ServeInjections = Pick<ServeDeps, "beforePush" | "build">;
 
 export function serveCommandWith(inject: ServeInjections): Command {
   return {

@@ -2,10 +2,7 @@
 // (@grpc/grpc-js-xds) on the real ADS server: a route the client refuses is
 // found (culprit-search.ts) and held back, and another tenant's routes, on a
 // host the same client dials, keep flowing to it. The refused route is made
-// in a test build of the snapshot (past the guard, which would otherwise
-// refuse it): its retry back-off's max_interval below its base_interval,
-// which grpc-js-xds NACKs ("retry_back_off.max_interval <
-// retry_back_off.base_interval").
+// in a test build of the snapshot, past the guard (test/xds/poisoning-build.ts).
 
 import type { Client } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -13,32 +10,14 @@ import { callEcho, OTHER_METHOD, startEchoBackend, type EchoBackend } from "../.
 import { PORT } from "../../test/xds/fixtures.js";
 import { useXdsServer, xdsClient } from "../../test/xds/grpc-xds-client.js";
 import type { EdgeRouteV2, RouteRule } from "../api/types.js";
-import { contentVersion } from "../envoy/content-hash.js";
-import type { EnvoyResources } from "../envoy/envoy-resources.js";
 import { XdsDataPlane } from "../dataplane/xds/xds-dataplane.js";
 import { silentLogger } from "../observability/logger.js";
-import { buildSnapshot, NO_SECRETS, type EndpointsByService, type Snapshot } from "../translate/snapshot.js";
+import { NO_SECRETS, type EndpointsByService, type Snapshot } from "../translate/snapshot.js";
+import { POISON_BACKOFF, poisoningBuild } from "../../test/xds/poisoning-build.js";
 import { liveInputs, SnapshotPipeline, type ServeState } from "./snapshot-pipeline.js";
 
 const SHOP = "shop.example.com";
 const OTHER = "other.example.com";
-/** The back-off the test build turns into what grpc-js refuses. */
-const POISON_BACKOFF = "1s";
-
-/** The build, with every retry back-off of POISON_BACKOFF given a max_interval under it. */
-function poisoningBuild(...args: Parameters<typeof buildSnapshot>): Snapshot {
-  const built = buildSnapshot(...args);
-  const text = JSON.stringify(built.resources);
-  if (!text.includes(`"base_interval":"${POISON_BACKOFF}"`)) return built;
-  const resources = JSON.parse(
-    text.replaceAll(
-      `"base_interval":"${POISON_BACKOFF}"`,
-      `"base_interval":"${POISON_BACKOFF}","max_interval":"0.1s"`,
-    ),
-  ) as EnvoyResources;
-  return { ...built, resources, version: contentVersion(resources) };
-}
-
 /** The cache, as the serve loop reads it: routes set by the test. */
 class Routes implements ServeState {
   private list: EdgeRouteV2[] = [];

@@ -6,6 +6,7 @@
 // pipeline (the xds sink's serve loop and the snapshot reconcile's build), the
 // reconciler and its triggers, and the debug routes when asked for.
 
+import type { buildSnapshot } from "../translate/snapshot.js";
 import { readFileSync } from "node:fs";
 import type { ManagedCertOptions } from "../certs/managed-serving.js";
 import { ackIdentityFromEnv } from "../dataplane/xds/ack-records-lease.js";
@@ -89,6 +90,12 @@ export interface ServeDeps {
    * window where an older snapshot could land after a newer one.
    */
   beforePush?: (signal: AbortSignal | undefined) => Promise<void>;
+  /**
+   * The snapshot build (default buildSnapshot). Only the held-route tests
+   * inject one (test/harness/poisoning-serve.ts), to make what a client
+   * refuses past the guard.
+   */
+  build?: typeof buildSnapshot;
 }
 
 /** What serve runs, as one handle. */
@@ -208,6 +215,7 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
   // The process's one pipeline: the serve loop's build is the snapshot reconcile's.
   const snapshots = new SnapshotPipeline({
     metrics: reconcileMetrics,
+    ...(deps.build ? { build: deps.build } : {}),
     // Clusters and route configurations point their clients back at ADS.
     ...(xds ? { snapshot: { configSource: { kind: "ads" as const } } } : {}),
   });
