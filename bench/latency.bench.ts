@@ -11,9 +11,15 @@
 //  - steady churn (creates at a fixed rate): builds per second, and each
 //    change's wait from POST to ACKed and to Programmed.
 //
+// With --quarantine, after the singles one route the client refuses is
+// created (the client NACKs any route configuration that holds it, as Envoy
+// refuses a whole configuration); once the server holds it back
+// (Accepted=False/Rejected) the singles run again beside it, and both are
+// printed with their ratio.
+//
 // npm run bench:latency [-- --routes 1000,10000 --singles 20 --burst 1000
 //   --churn-rate 50 --churn-seconds 60 --serve-args="--xds-busy-push-interval 500ms"
-//   --quiet-conversions]
+//   --quiet-conversions --quarantine]
 // CPU_PROF_DIR: write `serve`'s CPU profiles there, one per phase
 // (serve-PID-1: start and the routes already there, -2: the singles, -3: the
 // burst, -4: the churn; serve-PID: the rest).
@@ -50,6 +56,7 @@ const { values } = parseArgs({
     "serve-args": { type: "string", default: "" },
     // Before the singles, wait until serve has had no /convert call for 10 s (at most 3 min).
     "quiet-conversions": { type: "boolean", default: false },
+    quarantine: { type: "boolean", default: false },
   },
 });
 const SIZES = values.routes.split(",").map(Number);
@@ -58,6 +65,9 @@ const BURST = Number(values.burst);
 const CHURN_RATE = Number(values["churn-rate"]);
 const CHURN_SECONDS = Number(values["churn-seconds"]);
 const QUIET_CONVERSIONS = values["quiet-conversions"];
+const QUARANTINE = values.quarantine;
+/** The route the Envoy-like client refuses, by its name in a route configuration's bytes. */
+const REFUSED = "quarantined";
 const NS = "bench";
 const ROUTES = `/apis/net.10xdev.io/v2/namespaces/${NS}/edgeroutes`;
 const WAIT_MS = 180_000;
@@ -92,6 +102,8 @@ class Seen {
   readonly added = new Map<string, number>();
   readonly programmed = new Map<string, number>();
   readonly byClient = new Map<string, number>();
+  /** Routes whose status says they are held back for a client's refusal (Accepted=False/Rejected). */
+  readonly held = new Set<string>();
   /** When each route-configuration response reached the client. */
   readonly pushes: number[] = [];
   /** Responses of any type the client took. */
@@ -102,7 +114,7 @@ interface WatchEvent {
   type: string;
   object: {
     metadata?: { name?: string; resourceVersion?: string };
-    status?: { conditions?: { type: string; status: string }[] };
+    status?: { conditions?: { type: string; status: string; reason?: string }[] };
   };
 }
 
@@ -121,6 +133,8 @@ async function watchRoutes(kube: KubeClient, seen: Seen, signal: AbortSignal): P
     if (type === "ADDED" && !seen.added.has(name)) seen.added.set(name, at);
     const ok = obj.status?.conditions?.some((c) => c.type === "Programmed" && c.status === "True");
     if (ok && !seen.programmed.has(name)) seen.programmed.set(name, at);
+    if (obj.status?.conditions?.some((c) => c.type === "Accepted" && c.reason === "Rejected"))
+      seen.held.add(name);
   };
   const relist = async (): Promise<void> => {
     const list = await kube.json<{ metadata: { resourceVersion: string }; items: WatchEvent["object"][] }>(
@@ -208,8 +222,29 @@ function envoyLike(port: number, seen: Seen): () => void {
           : m.type_url === TYPE_URL.clusterLoadAssignment
             ? clusters
             : [];
-      s.send({ type_url: m.type_url, response_nonce: m.nonce, resource_names: names });
-      if (m.type_url !== TYPE_URL.routeConfiguration) continue;
+      // As Envoy refuses a whole route configuration for one bad route: this client, REFUSED's.
+      const refused =
+        QUARANTINE &&
+        m.type_url === TYPE_URL.routeConfiguration &&
+        m.resources.some((res) =>
+          Buffer.from(res.value.buffer, res.value.byteOffset, res.value.byteLength)
+            .toString("latin1")
+            .includes(`${NS}/${REFUSED}/`),
+        );
+      s.send({
+        type_url: m.type_url,
+        response_nonce: m.nonce,
+        resource_names: names,
+        ...(refused
+          ? {
+              error_detail: {
+                code: 3,
+                message: "Proto constraint validation failed: a route this client refuses",
+              },
+            }
+          : {}),
+      });
+      if (refused || m.type_url !== TYPE_URL.routeConfiguration) continue;
       seen.pushes.push(at);
       // Route names read straight from the bytes: decoding 10,000 routes to JSON held
       // this process for a few hundred milliseconds after each push, and the watch
@@ -346,6 +381,46 @@ async function runSize(size: number): Promise<void> {
       return t0;
     };
 
+    /** SINGLES creates after quiet spells, each timed; prints them and answers the p50s. */
+    const singles = async (prefix: string): Promise<{ acked: number; programmed: number }> => {
+      const requestsBefore = await counters(stack, "edge_operator_http_request_duration_seconds_count");
+      const floor: number[] = [];
+      const acked: number[] = [];
+      const programmed: number[] = [];
+      const ackToProgrammed: number[] = [];
+      for (let i = 0; i < SINGLES; i++) {
+        const name = `${prefix}-${i}`;
+        const t0 = await post(name, i);
+        await until(`${name} Programmed`, () => seen.programmed.has(name) && seen.byClient.has(name)).catch(
+          async (err: unknown) => {
+            const r = await kube.json("GET", `${ROUTES}/${name}`);
+            throw new Error(
+              `${String(err)}; watch ADDED ${seen.added.has(name)}, client ${seen.byClient.has(name)}, Programmed ${seen.programmed.has(name)}; the route: ${JSON.stringify(r)}`,
+            );
+          },
+        );
+        const [w, c, p] = [seen.added, seen.byClient, seen.programmed].map((m) => m.get(name) as number);
+        floor.push((w as number) - t0);
+        acked.push((c as number) - t0);
+        programmed.push((p as number) - t0);
+        ackToProgrammed.push((p as number) - (c as number));
+        await new Promise((r) => setTimeout(r, SINGLE_SPACING_MS));
+      }
+      const [f, a, p, ap] = [floor, acked, programmed, ackToProgrammed].map(summarize);
+      out(`singles (${SINGLES}, ${SINGLE_SPACING_MS} ms apart, ${prefix}); load ${load()}`);
+      out(`  applied → watch event (floor): p50 ${ms(f!.p50)} p99 ${ms(f!.p99)} ms`);
+      out(
+        `  applied → ACKed:      p50 ${ms(a!.p50)} p99 ${ms(a!.p99)} ms (floor + ${ms(a!.p50 - f!.p50)} / + ${ms(a!.p99 - f!.p99)})`,
+      );
+      out(
+        `  applied → Programmed: p50 ${ms(p!.p50)} p99 ${ms(p!.p99)} ms (floor + ${ms(p!.p50 - f!.p50)} / + ${ms(p!.p99 - f!.p99)})`,
+      );
+      out(`  ACKed → Programmed:   p50 ${ms(ap!.p50)} p99 ${ms(ap!.p99)} ms`);
+      out(`  server requests: ${await requestsSince(stack, requestsBefore)}`);
+      out(`  applied → ACKed, in order: ${acked.map((x) => fmt(x, 0)).join(" ")}`);
+      return { acked: a!.p50, programmed: p!.p50 };
+    };
+
     // The routes already there.
     let t = performance.now();
     await eachConcurrently(indices(size), 16, (i) => post(`pre-${i}`, i));
@@ -364,50 +439,29 @@ async function runSize(size: number): Promise<void> {
     // The apiserver's v1 watch cache has serve convert the creates' objects a
     // while after they are done (about 17,000 calls over 25 s at 10,000
     // routes): the singles wait for that to end, so they time the operator.
-    if (QUIET_CONVERSIONS) {
+    const quiet = async (): Promise<void> => {
+      if (!QUIET_CONVERSIONS) return;
       const calls = async () =>
         (await counters(stack, "edge_operator_http_request_duration_seconds_count")).get("/convert") ?? 0;
       const { seconds, moved } = await untilFlat(calls, 10_000, 180_000);
       out(`waited ${fmt(seconds, 1)} s for /convert to be quiet 10 s (${moved} calls meanwhile)`);
-    }
+    };
+    await quiet();
 
     // Single changes after quiet spells.
     cutProfile();
-    const requestsBefore = await counters(stack, "edge_operator_http_request_duration_seconds_count");
-    const floor: number[] = [];
-    const acked: number[] = [];
-    const programmed: number[] = [];
-    const ackToProgrammed: number[] = [];
-    for (let i = 0; i < SINGLES; i++) {
-      const name = `single-${i}`;
-      const t0 = await post(name, i);
-      await until(`${name} Programmed`, () => seen.programmed.has(name) && seen.byClient.has(name)).catch(
-        async (err: unknown) => {
-          const r = await kube.json("GET", `${ROUTES}/${name}`);
-          throw new Error(
-            `${String(err)}; watch ADDED ${seen.added.has(name)}, client ${seen.byClient.has(name)}, Programmed ${seen.programmed.has(name)}; the route: ${JSON.stringify(r)}`,
-          );
-        },
-      );
-      const [w, c, p] = [seen.added, seen.byClient, seen.programmed].map((m) => m.get(name) as number);
-      floor.push((w as number) - t0);
-      acked.push((c as number) - t0);
-      programmed.push((p as number) - t0);
-      ackToProgrammed.push((p as number) - (c as number));
+    const first = await singles("single");
+    if (QUARANTINE) {
+      await post(REFUSED, 0);
+      await until(`${REFUSED} held back`, () => seen.held.has(REFUSED), 60_000);
+      out(`${REFUSED}: held back (Accepted=False/Rejected); the singles again beside it`);
+      await quiet();
       await new Promise((r) => setTimeout(r, SINGLE_SPACING_MS));
+      const beside = await singles("single-q");
+      out(
+        `  with a held route / without, p50: applied → ACKed ${fmt(beside.acked / first.acked, 3)}, applied → Programmed ${fmt(beside.programmed / first.programmed, 3)}`,
+      );
     }
-    const [f, a, p, ap] = [floor, acked, programmed, ackToProgrammed].map(summarize);
-    out(`singles (${SINGLES}, ${SINGLE_SPACING_MS} ms apart); load ${load()}`);
-    out(`  applied → watch event (floor): p50 ${ms(f!.p50)} p99 ${ms(f!.p99)} ms`);
-    out(
-      `  applied → ACKed:      p50 ${ms(a!.p50)} p99 ${ms(a!.p99)} ms (floor + ${ms(a!.p50 - f!.p50)} / + ${ms(a!.p99 - f!.p99)})`,
-    );
-    out(
-      `  applied → Programmed: p50 ${ms(p!.p50)} p99 ${ms(p!.p99)} ms (floor + ${ms(p!.p50 - f!.p50)} / + ${ms(p!.p99 - f!.p99)})`,
-    );
-    out(`  ACKed → Programmed:   p50 ${ms(ap!.p50)} p99 ${ms(ap!.p99)} ms`);
-    out(`  server requests: ${await requestsSince(stack, requestsBefore)}`);
-    out(`  applied → ACKed, in order: ${acked.map((x) => fmt(x, 0)).join(" ")}`);
 
     // A burst of creates.
     cutProfile();
