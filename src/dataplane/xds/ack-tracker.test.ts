@@ -79,3 +79,28 @@ describe("a client's words", () => {
     expect(ack.status("d1")).toEqual({ kind: "rejected", message });
   });
 });
+
+describe("a response sent in parts", () => {
+  it("is held once its last part is ACKed; a part refused is the whole refused, whatever the last part's answer", () => {
+    const taken = new TypeAck();
+    taken.sent("1", "v1", "d/part-0", "3");
+    taken.sent("2", "v1", "d/part-1", "3");
+    taken.sent("3", "v1", "d", "3");
+    // Answers to the earlier parts speak for now: they are parts of the latest response.
+    expect(taken.isLatest("1")).toBe(true);
+    expect(taken.wholeOf("2")).toBe("3");
+    taken.ack("1");
+    taken.ack("2");
+    expect(taken.status("d")).toEqual({ kind: "pending" });
+    taken.ack("3");
+    expect(taken.status("d")).toEqual({ kind: "acked" });
+
+    const refused = new TypeAck();
+    refused.sent("1", "v1", "d/part-0", "2");
+    refused.sent("2", "v1", "d", "2");
+    refused.reject("1", "bad route");
+    expect(refused.status("d")).toEqual({ kind: "rejected", message: "bad route" });
+    refused.ack("2");
+    expect(refused.status("d")).toEqual({ kind: "rejected", message: "bad route" });
+  });
+});

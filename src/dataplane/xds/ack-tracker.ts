@@ -19,6 +19,12 @@ interface Sent {
   readonly digest: string;
   /** When it was sent (performance.now()), for the time a client takes to answer. */
   readonly at?: number;
+  /**
+   * A response sent in parts (sotw-stream.ts: a route response past a gRPC
+   * client's message limit): the nonce of its last part, which alone stands
+   * for the whole content; absent for a response sent whole.
+   */
+  readonly group?: string;
 }
 
 /** A NACK's words and a node id are the client's: kept to what a condition message can carry. */
@@ -35,11 +41,13 @@ export class TypeAck {
   private outstanding: Sent[] = [];
   private acked: Sent | undefined;
   private nacked: (Sent & { readonly message: string }) | undefined;
+  /** The groups (by their last part's nonce) of which a part was refused: their last part's ACK takes nothing. */
+  private readonly refusedGroups = new Set<string>();
 
-  sent(nonce: string, version: string, digest: string): void {
-    this.outstanding.push({ nonce, version, digest, at: performance.now() });
+  sent(nonce: string, version: string, digest: string, group?: string): void {
+    this.outstanding.push({ nonce, version, digest, at: performance.now(), ...(group ? { group } : {}) });
     // A client answers each response; a few unanswered ones are all a live client leaves.
-    if (this.outstanding.length > 16) this.outstanding.shift();
+    if (this.outstanding.length > 64) this.outstanding.shift();
   }
 
   /** The last response sent, answered or not. */
@@ -51,9 +59,21 @@ export class TypeAck {
     return this.lastSent() !== undefined;
   }
 
-  /** Whether `nonce` is that of the last response sent (answered or not): only such a request speaks for now. */
+  /**
+   * Whether `nonce` is that of the last response sent (answered or not), or
+   * of a part of it: only such a request speaks for now.
+   */
   isLatest(nonce: string): boolean {
-    return this.lastSent()?.nonce === nonce;
+    const last = this.lastSent();
+    if (last?.nonce === nonce) return true;
+    return (
+      last?.group !== undefined && this.outstanding.some((s) => s.nonce === nonce && s.group === last.group)
+    );
+  }
+
+  /** The nonce that stands for the whole response `nonce` is (a part of): its last part's, or its own. */
+  wholeOf(nonce: string): string {
+    return this.outstanding.find((s) => s.nonce === nonce)?.group ?? nonce;
   }
 
   /** How long ago the unanswered response `nonce` was sent; undefined when it is not outstanding. */
@@ -66,17 +86,31 @@ export class TypeAck {
   ack(nonce: string): boolean {
     const i = this.outstanding.findIndex((s) => s.nonce === nonce);
     if (i < 0) return false;
-    this.acked = this.outstanding[i];
-    this.nacked = undefined;
+    const s = this.outstanding[i] as Sent;
     this.outstanding = this.outstanding.slice(i + 1);
+    // A part before the last takes nothing yet; the last takes the whole unless a part was refused.
+    if (s.group !== undefined && (s.group !== s.nonce || this.refusedGroups.has(s.group))) {
+      if (s.group === s.nonce) this.refusedGroups.delete(s.group);
+      return true;
+    }
+    this.acked = s;
+    this.nacked = undefined;
     return true;
   }
 
-  /** The client refused the response sent with `nonce`, and keeps what it held. */
+  /** The client refused the response sent with `nonce` (or a part of it), and keeps what it held. */
   reject(nonce: string, message: string): boolean {
     const i = this.outstanding.findIndex((s) => s.nonce === nonce);
     if (i < 0) return false;
-    this.nacked = { ...(this.outstanding[i] as Sent), message: clip(message, MAX_NACK_MESSAGE) };
+    const s = this.outstanding[i] as Sent;
+    // A part refused is the whole refused: the record is the last part's, which carries the content.
+    const whole = s.group === undefined ? s : (this.outstanding.find((o) => o.nonce === s.group) ?? s);
+    if (s.group !== undefined && s.group !== s.nonce) {
+      this.refusedGroups.add(s.group);
+      // Groups whose last part never came back (a stream replaced) are forgotten, oldest first.
+      for (const g of this.refusedGroups) if (this.refusedGroups.size > 16) this.refusedGroups.delete(g);
+    }
+    this.nacked = { ...whole, message: clip(message, MAX_NACK_MESSAGE) };
     this.outstanding = this.outstanding.slice(i + 1);
     return true;
   }

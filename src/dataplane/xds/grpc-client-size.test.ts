@@ -26,11 +26,11 @@ let full: Client;
 let other: Client;
 
 /** A route of about 61 KB as a proxy receives it: fifteen 4,000-character header values. */
-function bigRoute(i: number): EdgeRouteV2 {
+function bigRoute(i: number, host = FULL): EdgeRouteV2 {
   const set = Array.from({ length: 15 }, (_, h) => ({ name: `x-h${h}`, value: `${i}`.padEnd(4000, "v") }));
   return edgeRoute(
     `big-${String(i).padStart(3, "0")}`,
-    [FULL],
+    [host],
     [
       {
         matches: [{ path: { type: "Exact", value: `/big/${i}` } }],
@@ -107,4 +107,49 @@ describe("a host filled with large routes", () => {
     expect(await callEcho(other, { deadlineMs: 10_000 })).toEqual({ ok: true, backend: "green-1" });
     expect(await callEcho(full, { deadlineMs: 10_000 })).toEqual({ ok: true, backend: "blue-1" });
   }, 60_000);
+});
+
+describe("a client of several full hosts", () => {
+  it("gets their route configurations in responses under 4 MiB each, and takes them all", async () => {
+    // Five hosts of 1 MiB each: 5 MiB of route configurations for one client, past its 4 MiB limit in one response.
+    const hosts = Array.from({ length: 5 }, (_, h) => `full-${h}.example.com`);
+    const routes = [
+      toBlue,
+      toGreen,
+      ...hosts.flatMap((host, h) => [
+        edgeRoute(
+          `root-${h}`,
+          [host],
+          [{ matches: [{ path: { value: "/" } }], backends: [{ name: "green", port: PORT }] }],
+        ),
+        ...Array.from({ length: 16 }, (_, i) => bigRoute(h * 100 + i, host)),
+      ]),
+    ];
+    const snap = adsSnapshot(routes, endpoints({ blue: [blue.port], green: [green.port] }));
+    expect(snap.outcomes.filter((o) => !o.accepted)).toEqual([]);
+    const clients = hosts.map((h) => xdsClient(h));
+    try {
+      for (const c of clients) void callEcho(c, { deadlineMs: 500 });
+      expect(await serve(snap)).toMatchObject({ ok: true, version: snap.version });
+      for (const c of clients)
+        expect(await callEcho(c, { deadlineMs: 10_000 })).toEqual({ ok: true, backend: "green-1" });
+      // And an update after it still comes: the other host's route moves to blue.
+      const moved = adsSnapshot(
+        routes.map((r) =>
+          r === toGreen
+            ? edgeRoute(
+                "other",
+                [OTHER],
+                [{ matches: [{ path: { value: "/" } }], backends: [{ name: "blue", port: PORT }] }],
+              )
+            : r,
+        ),
+        endpoints({ blue: [blue.port], green: [green.port] }),
+      );
+      expect(await serve(moved)).toMatchObject({ ok: true, version: moved.version });
+      expect(await callEcho(other, { deadlineMs: 10_000 })).toEqual({ ok: true, backend: "blue-1" });
+    } finally {
+      for (const c of clients) c.close();
+    }
+  }, 90_000);
 });

@@ -42,6 +42,33 @@ interface TypeState {
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(PUSH_ORDER);
 
+/**
+ * The most bytes of resources one route response carries: gRPC clients
+ * (grpc-js, grpc-go) refuse a message over 4 MiB (grpc.max_receive_message_length)
+ * and then take no update at all; a route configuration is at most
+ * LIMITS.maxHostBytes, so each part holds at least one.
+ */
+export const MAX_RESPONSE_BYTES = 3 * 1024 * 1024;
+
+/** `resources` in order, cut into runs of at most `max` bytes (a larger one alone). */
+export function partsWithin(resources: readonly XdsResource[], max: number): XdsResource[][] {
+  const parts: XdsResource[][] = [];
+  let part: XdsResource[] = [];
+  let bytes = 0;
+  for (const r of resources) {
+    const size = r.any.value.byteLength + r.any.type_url.length + 16;
+    if (part.length > 0 && bytes + size > max) {
+      parts.push(part);
+      part = [];
+      bytes = 0;
+    }
+    part.push(r);
+    bytes += size;
+  }
+  if (part.length > 0 || parts.length === 0) parts.push(part);
+  return parts;
+}
+
 export class SotwStream implements AdsStream, HeldState {
   readonly protocol = "sotw";
   private node: NodeInfo | undefined;
@@ -91,9 +118,12 @@ export class SotwStream implements AdsStream, HeldState {
       if (!st.ack.isLatest(nonce)) return;
       const taken = !req.error_detail;
       this.host.observer.answered(url, taken, st.ack.waitedMs(nonce));
+      // A part of a response sent in parts answers for the whole (its last part's nonce).
+      const whole = st.ack.wholeOf(nonce);
       if (taken) st.ack.ack(nonce);
       else st.ack.reject(nonce, nackWords(url, req.error_detail?.message));
-      if (url === TYPE_URL.routeConfiguration) this.routes.answered(nonce, taken);
+      if (url === TYPE_URL.routeConfiguration && (!taken || whole === nonce))
+        this.routes.answered(whole, taken && st.ack.status(st.ack.lastSent()?.digest ?? "").kind === "acked");
       answered = true;
     }
     if (st.sub.replace(req.resource_names, this.host.nameLimit(url, this))) {
@@ -181,21 +211,31 @@ export class SotwStream implements AdsStream, HeldState {
       for (const n of [...this.sentClusters.keys()]) if (!st.sub.names.has(n)) this.sentClusters.delete(n);
       for (const r of resources) this.sentClusters.set(r.name, r);
     }
-    const nonce = String(++this.nonce);
-    // The response points at the snapshot's bytes: every client shares them.
-    const response = discoveryResponse({
-      version_info: snapshot.version,
-      resources: resources.map((r) => r.any),
-      type_url: url,
-      nonce,
+    // Route configurations past a gRPC client's message limit go in parts: in
+    // State of the World a route configuration left out of a response is not
+    // deleted (only listeners and clusters must come whole), so each part is a
+    // response of its own, and the last one stands for the whole.
+    const parts =
+      url === TYPE_URL.routeConfiguration ? partsWithin(resources, MAX_RESPONSE_BYTES) : [resources];
+    const group = parts.length > 1 ? String(this.nonce + parts.length) : undefined;
+    parts.forEach((part, i) => {
+      const nonce = String(++this.nonce);
+      const last = i === parts.length - 1;
+      // The response points at the snapshot's bytes: every client shares them.
+      const response = discoveryResponse({
+        version_info: snapshot.version,
+        resources: part.map((r) => r.any),
+        type_url: url,
+        nonce,
+      });
+      st.ack.sent(nonce, snapshot.version, last ? digest : `${digest}/part-${i}`, group);
+      if (last && url === TYPE_URL.routeConfiguration) this.routes.sent(nonce, snapshot);
+      this.bytes += response.size;
+      this.responses++;
+      this.host.observer.sent(url, response.size);
+      this.out.write(response);
     });
-    st.ack.sent(nonce, snapshot.version, digest);
-    if (url === TYPE_URL.routeConfiguration) this.routes.sent(nonce, snapshot);
     st.dirty = false;
-    this.bytes += response.size;
-    this.responses++;
-    this.host.observer.sent(url, response.size);
-    this.out.write(response);
   }
 
   status(whole: XdsSnapshot): ClientStatus {
