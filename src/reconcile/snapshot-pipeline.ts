@@ -15,7 +15,7 @@ import type { EdgeRouteV2 } from "../api/types.js";
 import { objectKeyOf } from "../api/object-key.js";
 import type { DataPlane } from "../dataplane/dataplane.js";
 import { heldMessage, holdOf, type HeldRoute } from "../translate/held-routes.js";
-import { findCulprit, type Suspect, type TrialAnswer } from "./culprit-search.js";
+import { findCulprit, namedInWords, type Suspect, type TrialAnswer } from "./culprit-search.js";
 import {
   buildSnapshot,
   type EndpointsByService,
@@ -191,15 +191,25 @@ export class SnapshotPipeline {
         if (res.ok) return "taken";
         return res.reason === "Rejected" ? "refused" : "unknown";
       };
-    // First the changes since what every client took; if that state is refused
-    // too (a client that joined since refuses an older route), every route.
-    const changed = changedSince(live, this.taken);
+    // The suspects are the changes since what every client took (after a
+    // restart: what the statuses say was served, Programmed at the route's
+    // generation). Trials never leave out a route the clients took, which
+    // would cut its traffic; so if that state is refused too (a client that
+    // joined since refuses an older route), only a route the client's words
+    // name is tried without it.
+    const taken = this.taken ?? programmedNow(live);
+    const changed = changedSince(live, taken);
     let result = await findCulprit(changed, trialOf(changed), words);
     let trials = result.trials;
-    if (result.baseRefused && this.taken !== undefined) {
-      const all = live.map((now) => ({ key: objectKeyOf(now), now }));
-      result = await findCulprit(all, trialOf(all), words);
-      trials += result.trials;
+    if (result.baseRefused) {
+      const named = namedInWords(
+        live.map((now) => ({ key: objectKeyOf(now), now })),
+        words,
+      );
+      if (named !== undefined) {
+        trials++;
+        if ((await trialOf([named])(new Set())) === "taken") result = { culprit: named, trials };
+      }
     }
     const culprit = result.culprit;
     if (culprit === undefined) {
@@ -311,6 +321,23 @@ export class SnapshotPipeline {
 /** Routes by key. */
 function routesByKey(routes: readonly EdgeRouteV2[]): Map<string, EdgeRouteV2> {
   return new Map(routes.map((r) => [objectKeyOf(r), r]));
+}
+
+/** The live routes whose status says the data plane served them as they are (Programmed=True at their generation). */
+function programmedNow(live: readonly EdgeRouteV2[]): Map<string, EdgeRouteV2> {
+  const out = new Map<string, EdgeRouteV2>();
+  for (const r of live) {
+    const generation = r.metadata.generation;
+    const served = r.status?.conditions?.some(
+      (c) =>
+        c.type === "Programmed" &&
+        c.status === "True" &&
+        generation !== undefined &&
+        c.observedGeneration === generation,
+    );
+    if (served) out.set(objectKeyOf(r), r);
+  }
+  return out;
 }
 
 /** The live routes changed since `taken` (by uid and generation; all of them when nothing was taken yet). */
