@@ -7,14 +7,13 @@
 // route is created, Programmed, and deleted. Edited, the held route is tried
 // again and Programmed.
 
-import { createServer } from "node:net";
 import type * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startControlPlane } from "../harness/control-plane.js";
 import type { ControlPlane } from "../../tools/testenv/control-plane.js";
 import { startOperatorStack, type OperatorStack } from "../harness/operator-stack.js";
 import { POISONING_SERVE } from "../harness/poisoning-serve.js";
-import { waitFor } from "../../tools/testenv/process.js";
+import { freePort, waitFor } from "../../tools/testenv/process.js";
 import { callEcho } from "../xds/echo-backend.js";
 import { useXdsServer, xdsClient } from "../xds/grpc-xds-client.js";
 import { POISON_BACKOFF } from "../xds/poisoning-build.js";
@@ -26,17 +25,6 @@ let cp: ControlPlane;
 let stack: OperatorStack;
 let adsPort: number;
 const clients: grpc.Client[] = [];
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 const namespace = (name: string) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name } });
 const route = (name: string, spec: Record<string, unknown>, ns: string) => ({
