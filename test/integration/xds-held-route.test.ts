@@ -5,7 +5,9 @@
 // refuses; the server finds it, holds it back, and says so in its status
 // (Accepted=False/Rejected, the client's words), while the other tenant's
 // route is created, Programmed, and deleted. Edited, the held route is tried
-// again and Programmed.
+// again and Programmed. Last, with the validating webhook gone (as when it is
+// down with failurePolicy Ignore), a route admission would refuse is stored,
+// and the snapshot's guard refuses it with admission's words.
 
 import type * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -18,6 +20,8 @@ import { callEcho } from "../xds/echo-backend.js";
 import { useXdsServer, xdsClient } from "../xds/grpc-xds-client.js";
 import { POISON_BACKOFF } from "../xds/poisoning-build.js";
 import { apply, getRoute, service, waitForConditions } from "./routes.js";
+import { registrationName } from "../../src/api/webhook-registration.js";
+import { DEFAULT_REGISTRATION_NAME } from "../harness/registration.js";
 
 const PORT = 50051;
 
@@ -143,6 +147,44 @@ describe("a route the client refuses, on a real apiserver", () => {
 
   it("edited, the route is tried again: the client takes it, and it is Programmed", async () => {
     await apply(cp, retrying("2s"));
+    await waitForConditions(cp, "retrying", "True(Valid)", "True(Synced)", "tenant-a", 30_000);
+  }, 60_000);
+
+  it("a route stored past admission (the validating webhook gone) is refused by the guard with admission's words, and never served", async () => {
+    const name = registrationName(DEFAULT_REGISTRATION_NAME, "validate");
+    expect((await cp.kubectl(["delete", "validatingwebhookconfiguration", name])).code).toBe(0);
+    const crlf = route(
+      "crlf",
+      {
+        hostnames: ["other.example.com"],
+        rules: [
+          {
+            matches: [{ path: { type: "PathPrefix", value: "/" } }],
+            filters: [
+              {
+                type: "ResponseHeaderModifier",
+                responseHeaderModifier: { set: [{ name: "x-a", value: "a\r\nb" }] },
+              },
+            ],
+            backends: [{ name: "app", port: PORT }],
+          },
+        ],
+      },
+      "tenant-b",
+    );
+    await apply(cp, crlf);
+    const refused = await waitForConditions(
+      cp,
+      "crlf",
+      "False(Invalid)",
+      "False(Pending)",
+      "tenant-b",
+      30_000,
+    );
+    expect(refused.status?.conditions?.find((c) => c.type === "Accepted")?.message).toBe(
+      'spec.rules[0].filters[0].responseHeaderModifier.set[0].value: Invalid value: "a\\r\\nb": must not contain CR, LF or NUL (Envoy refuses them)',
+    );
+    // The rest is still served: the held route's fix stays Programmed.
     await waitForConditions(cp, "retrying", "True(Valid)", "True(Synced)", "tenant-a", 30_000);
   }, 60_000);
 });
