@@ -173,13 +173,14 @@ export class SnapshotPipeline {
     const inputs = liveInputs(state);
     const read = state.revision();
     const deadline = Date.now() + SEARCH_BUDGET_MS;
-    // Routes already held are out of every trial, as out of every build.
-    const live = inputs.live.filter((r) => holdOf(r, objectKeyOf(r), this.held) === undefined);
+    // Routes already held are no suspects; every trial holds them as every build does.
+    const all = inputs.live;
+    const live = all.filter((r) => holdOf(r, objectKeyOf(r), this.held) === undefined);
     const trialOf =
       (suspects: readonly Suspect[]) =>
       async (included: ReadonlySet<string>): Promise<TrialAnswer> => {
         const byKey = new Map(suspects.map((s) => [s.key, s]));
-        const routes = live.flatMap((r) => {
+        const routes = all.flatMap((r) => {
           const s = byKey.get(objectKeyOf(r));
           if (s === undefined || included.has(s.key)) return [r];
           return s.before === undefined ? [] : [s.before];
@@ -220,7 +221,12 @@ export class SnapshotPipeline {
       );
       return;
     }
-    this.held.set(culprit.key, { generation: culprit.now.metadata.generation, message: heldMessage(words) });
+    // What the clients took of it before stays served: an edit a proxy refuses takes nothing down.
+    this.held.set(culprit.key, {
+      generation: culprit.now.metadata.generation,
+      message: heldMessage(words),
+      ...(culprit.before ? { served: culprit.before } : {}),
+    });
     this.holds++;
     log.warn({ route: culprit.key, version, trials, words }, "held back a route an xDS client refused");
     for (const listener of [...this.holdListeners]) listener();

@@ -14,6 +14,12 @@ export interface HeldRoute {
   readonly generation: number | undefined;
   /** The Accepted condition's message: the client's words and what happens next. */
   readonly message: string;
+  /**
+   * The version the clients took before, served in its place: an edit a proxy
+   * refuses does not take down what it served. Known only to the process that
+   * found the refusal; a hold read from the status alone serves nothing of it.
+   */
+  readonly served?: EdgeRouteV2;
 }
 
 /** Held routes by `namespace/name`. */

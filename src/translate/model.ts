@@ -398,21 +398,25 @@ function claimRoutes(
 
   for (let rank = 0; rank < n; rank++) {
     const index = byAge[rank] as number;
-    const route = routes[index] as EdgeRouteV2;
     const key = keys[index] as string;
     const outcomeIndex = keyRank[index] as number;
+    // A route a client refused says so; what is served of it is the version
+    // the clients took before, where this process knows it (held-routes.ts),
+    // else nothing: younger routes may take its matches.
+    const hold = holdOf(routes[index] as EdgeRouteV2, key, held);
+    const heldOutcome: RouteOutcome | undefined =
+      hold === undefined ? undefined : { key, accepted: false, reason: HELD_REASON, message: hold };
+    const route = hold === undefined ? (routes[index] as EdgeRouteV2) : held.get(key)?.served;
+    if (route === undefined) {
+      outcomes[outcomeIndex] = heldOutcome as RouteOutcome;
+      continue;
+    }
     forms.length = 0;
     if (
       !isProgrammable(route) ||
       !appendForms(route.metadata.namespace ?? "", route.spec.rules, ruleActions, forms)
     ) {
-      outcomes[outcomeIndex] = rejection(key, route, endpoints);
-      continue;
-    }
-    // A route a client refused claims nothing: younger routes may take its matches.
-    const hold = holdOf(route, key, held);
-    if (hold !== undefined) {
-      outcomes[outcomeIndex] = { key, accepted: false, reason: HELD_REASON, message: hold };
+      outcomes[outcomeIndex] = heldOutcome ?? rejection(key, route, endpoints);
       continue;
     }
     const hostnames = hostnamesOf(route);
@@ -420,7 +424,7 @@ function claimRoutes(
     const bytes = routeBytes(route, key, forms, headerSets);
     const tooLarge = sizeOutcome(key, bytes, hostnames, hostBytes);
     if (tooLarge !== undefined) {
-      outcomes[outcomeIndex] = tooLarge;
+      outcomes[outcomeIndex] = heldOutcome ?? tooLarge;
       continue;
     }
     for (const hostname of hostnames) hostBytes.set(hostname, (hostBytes.get(hostname) ?? 0) + bytes);
@@ -467,14 +471,15 @@ function claimRoutes(
     }
     if (kept === 0) {
       const message = `an older route owns every match of this route: ${describeDropped(dropped ?? [])}`;
-      outcomes[outcomeIndex] = { key, accepted: false, reason: "Conflicted", message };
+      outcomes[outcomeIndex] = heldOutcome ?? { key, accepted: false, reason: "Conflicted", message };
       continue;
     }
     const unapplied = rulesHavePolicies(rules) ? grpcUnapplied(route) : NONE_UNAPPLIED;
     outcomes[outcomeIndex] =
-      unapplied.length === 0
+      heldOutcome ??
+      (unapplied.length === 0
         ? { key, accepted: true, dropped: dropped ?? NONE_DROPPED }
-        : { key, accepted: true, dropped: dropped ?? NONE_DROPPED, grpcUnapplied: unapplied };
+        : { key, accepted: true, dropped: dropped ?? NONE_DROPPED, grpcUnapplied: unapplied });
   }
   return { outcomes, byHost, usedActions };
 }
