@@ -10,6 +10,8 @@
 import type { EdgeRouteV2 } from "../api/types.js";
 
 export interface HeldRoute {
+  /** The object refused: a route deleted and made again under the same name is another. */
+  readonly uid: string | undefined;
   /** The generation refused; a route whose spec changed since is tried again. */
   readonly generation: number | undefined;
   /** The Accepted condition's message: the client's words and what happens next. */
@@ -54,6 +56,7 @@ export function heldByStatus(route: EdgeRouteV2): string | undefined {
 /** Why the route is held back now, from the map or from its own status; undefined when it is not. */
 export function holdOf(route: EdgeRouteV2, key: string, held: HeldRoutes): string | undefined {
   const h = held.get(key);
-  if (h !== undefined && h.generation === route.metadata.generation) return h.message;
+  if (h !== undefined && h.uid === route.metadata.uid && h.generation === route.metadata.generation)
+    return h.message;
   return heldByStatus(route);
 }
