@@ -81,6 +81,11 @@ ${clusterFlagsHelp()}
                             counts as holding what it held, so that a deleted
                             route it may serve keeps its finalizer (default 10m;
                             seen on the plaintext port only)
+  --xds-serve-refused       xds: do not hold back a route a client refuses; the
+                            snapshot then stays refused, and every other
+                            change with it, until the route changes (by
+                            default the server finds the route and holds it
+                            back: docs/tenancy.md)
   --deprogram-timeout DUR   how long a deleted route waits for the data plane
                             before it says DeprogramStuck (default 2m)
   --tls-expiry-warning DUR  a certificate in a TLS Secret a route references
@@ -175,6 +180,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
       "xds-push-interval": { type: "string", default: "100ms" },
       "xds-busy-push-interval": { type: "string", default: "1s" },
       "xds-forget-unreachable-after": { type: "string", default: "10m" },
+      "xds-serve-refused": { type: "boolean", default: false },
       "client-ca": { type: "string" },
       "shutdown-delay": { type: "string", default: "0" },
       "max-connections": { type: "string", default: String(MAX_CONNECTIONS) },
@@ -256,6 +262,7 @@ export function parseServeArgs(argv: string[]): ServeOptions | "help" {
     ...(values["xds-client-ca"] !== undefined ? { xdsClientCaFile: values["xds-client-ca"] } : {}),
     xdsClientAuth,
     debugRoutes: values["debug-routes"] ?? false,
+    xdsHoldRefused: !(values["xds-serve-refused"] ?? false),
     xdsAckTimeoutMs: parseDuration("--xds-ack-timeout", values["xds-ack-timeout"]),
     xdsPushIntervalMs: parseDuration("--xds-push-interval", values["xds-push-interval"]),
     xdsBusyPushIntervalMs: parseDuration("--xds-busy-push-interval", values["xds-busy-push-interval"]),

@@ -57,6 +57,8 @@ export interface SnapshotPipelineOptions {
   metrics?: PipelineMetrics;
   /** The build (default buildSnapshot); tests make it emit what a client refuses, past the guard. */
   build?: typeof buildSnapshot;
+  /** Find and hold back a route a client of this process refuses (default true; serve --xds-serve-refused says false). */
+  holdRefused?: boolean;
 }
 
 /** What the serve loop reads of the cache. */
@@ -152,7 +154,7 @@ export class SnapshotPipeline {
     version: string,
     after: () => void,
   ): void {
-    if (this.search !== undefined || this.searched === version) return;
+    if (this.opts.holdRefused === false || this.search !== undefined || this.searched === version) return;
     const words = plane.refusal?.(version);
     if (words === undefined) return;
     this.search = this.runSearch(state, plane, log, version, words)

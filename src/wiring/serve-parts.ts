@@ -68,6 +68,8 @@ export interface ServeConfig {
   /** --xds-busy-push-interval: the same while admission is busy. */
   xdsBusyPushIntervalMs: number;
   xdsForgetUnreachableAfterMs: number;
+  /** Not --xds-serve-refused: a route a client refuses is found and held back (reconcile/culprit-search.ts). */
+  xdsHoldRefused: boolean;
   debugRoutes: boolean;
   /** --cert-secret: the key pair lives in a Secret instead of files. */
   certs?: ManagedCertOptions;
@@ -215,6 +217,7 @@ export async function assembleServe(config: ServeConfig, deps: ServeDeps): Promi
   // The process's one pipeline: the serve loop's build is the snapshot reconcile's.
   const snapshots = new SnapshotPipeline({
     metrics: reconcileMetrics,
+    holdRefused: config.xdsHoldRefused,
     ...(deps.build ? { build: deps.build } : {}),
     // Clusters and route configurations point their clients back at ADS.
     ...(xds ? { snapshot: { configSource: { kind: "ads" as const } } } : {}),
