@@ -12,6 +12,7 @@ import { silentLogger } from "../observability/logger.js";
 import type { ClusterCache } from "./cluster-cache.js";
 import { createReconcileMetrics } from "./reconcile-metrics.js";
 import { SnapshotPipeline, liveInputs } from "./snapshot-pipeline.js";
+import type { Snapshot } from "../translate/snapshot.js";
 
 /** A cache of `routes` whose inputs move when told to. */
 function fakeState(routes: EdgeRouteV2[] = []): { state: ClusterCache; change: () => void } {
@@ -139,4 +140,99 @@ describe("SnapshotPipeline", () => {
     expect(Math.max(...holds)).toBeGreaterThanOrEqual(250);
     for (const h of holds) expect(h).toBeLessThanOrEqual(300 + 100);
   });
+});
+
+describe("the culprit search's trials", () => {
+  const services = new Map([
+    ["shop/app", { ports: [{ port: 80, addresses: [{ ip: "10.0.0.1", port: 8080 }] }] }],
+  ]);
+  function route(name: string, programmed = false): EdgeRouteV2 {
+    return {
+      apiVersion: "net.10xdev.io/v2",
+      kind: "EdgeRoute",
+      metadata: {
+        namespace: "shop",
+        name,
+        uid: name,
+        generation: 1,
+        creationTimestamp: "2026-01-01T00:00:00Z",
+      },
+      spec: {
+        hostnames: ["shop.example.com"],
+        rules: [{ matches: [{ path: { value: `/${name}` } }], backends: [{ name: "app", port: 80 }] }],
+      },
+      ...(programmed
+        ? {
+            status: {
+              conditions: [
+                {
+                  type: "Programmed",
+                  status: "True" as const,
+                  reason: "Synced",
+                  message: "",
+                  observedGeneration: 1,
+                  lastTransitionTime: "2026-01-01T00:00:01Z",
+                },
+              ],
+            },
+          }
+        : {}),
+    };
+  }
+  const entries = (s: Snapshot) =>
+    (s.resources.routeConfigurations[0]?.virtual_hosts ?? []).flatMap((vh) =>
+      (vh.routes ?? []).map((r) => r.name),
+    );
+
+  /** A data plane whose one client refuses any snapshot holding `bad`'s entry; it records every trial. */
+  function refusing(bad: string) {
+    let served: Snapshot | undefined;
+    const trials: string[][] = [];
+    const refuses = (s: Snapshot) => entries(s).some((e) => e.startsWith(`shop/${bad}/`));
+    const plane: DataPlane = {
+      kind: "fake",
+      program: (snapshot, opts) => {
+        served = snapshot;
+        if (opts?.local) trials.push(entries(snapshot));
+        return Promise.resolve(
+          refuses(snapshot)
+            ? { ok: false, version: snapshot.version, reason: "Rejected", message: "no", detail: "no" }
+            : { ok: true, version: snapshot.version, pushed: true },
+        );
+      },
+      current: () => Promise.resolve(served?.version),
+      refusal: (version) =>
+        served?.version === version && refuses(served) ? "a route this client refuses" : undefined,
+    };
+    return { plane, trials };
+  }
+
+  for (const restarted of [false, true])
+    it(`never leave out a route the clients took${restarted ? " (after a restart: what the statuses say was Programmed)" : ""}, and find the one refused`, async () => {
+      const routes: EdgeRouteV2[] = [route("a", restarted), route("b", restarted)];
+      const { state, change } = fakeState(routes);
+      (state as { endpoints: () => unknown }).endpoints = () => services;
+      const { plane, trials } = refusing("poison");
+      const pipeline = new SnapshotPipeline();
+      const stop = pipeline.serve(state, plane, { log: silentLogger(), minIntervalMs: 1 });
+      try {
+        if (!restarted) await sleep(30);
+        // Three new routes, one of them refused: found by halving (the words name nothing of its spec).
+        routes.push(route("c"), route("poison"), route("d"));
+        change();
+        for (
+          let i = 0;
+          i < 100 &&
+          !pipeline.snapshot(liveInputs(state)).outcomes.some((o) => o.key === "shop/poison" && !o.accepted);
+          i++
+        )
+          await sleep(10);
+        const outcome = pipeline.snapshot(liveInputs(state)).outcomes.find((o) => o.key === "shop/poison");
+        expect(outcome).toMatchObject({ accepted: false, reason: "Rejected" });
+        expect(trials.length).toBeGreaterThan(1);
+        for (const t of trials) expect(t).toEqual(expect.arrayContaining(["shop/a/r0/m0", "shop/b/r0/m0"]));
+      } finally {
+        stop();
+      }
+    });
 });
