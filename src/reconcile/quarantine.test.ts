@@ -14,6 +14,8 @@ import { XdsDataPlane } from "../dataplane/xds/xds-dataplane.js";
 import { silentLogger } from "../observability/logger.js";
 import { NO_SECRETS, type EndpointsByService, type Snapshot } from "../translate/snapshot.js";
 import { POISON_BACKOFF, poisoningBuild } from "../../test/xds/poisoning-build.js";
+import { Registry } from "prom-client";
+import { createReconcileMetrics } from "./reconcile-metrics.js";
 import { liveInputs, SnapshotPipeline, type ServeState } from "./snapshot-pipeline.js";
 
 const SHOP = "shop.example.com";
@@ -69,6 +71,7 @@ function route(namespace: string, name: string, host: string, rule: RouteRule, g
 }
 const to = (name: string) => [{ name, port: PORT }];
 
+const registry = new Registry();
 let plane: XdsDataPlane;
 let pipeline: SnapshotPipeline;
 let state: Routes;
@@ -123,7 +126,11 @@ beforeAll(async () => {
       ["tenant-b/green", at(green.port)],
     ]),
   );
-  pipeline = new SnapshotPipeline({ snapshot: { configSource: { kind: "ads" } }, build: poisoningBuild });
+  pipeline = new SnapshotPipeline({
+    snapshot: { configSource: { kind: "ads" } },
+    build: poisoningBuild,
+    metrics: createReconcileMetrics(registry),
+  });
   state.set([shopRoute]);
   stop = pipeline.serve(state, plane, { log: silentLogger(), minIntervalMs: 20 });
   shop = xdsClient(SHOP);
@@ -153,6 +160,13 @@ describe("a route a real gRPC client refuses", () => {
       /^held back from every xDS client: xDS client quarantine-client rejected it: .*max_interval.*; it is tried again when its spec changes$/,
     );
     expect(held.snapshot.outcomes.find((o) => o.key === "shop/shop")).toMatchObject({ accepted: true });
+    // One search, held: the client's words name the route entry, so one trial told.
+    expect(await registry.getSingleMetricAsString("edge_operator_culprit_searches_total")).toContain(
+      'edge_operator_culprit_searches_total{result="held"} 1',
+    );
+    expect(await registry.getSingleMetricAsString("edge_operator_culprit_trials_total")).toMatch(
+      /edge_operator_culprit_trials_total 1$/m,
+    );
 
     // The other tenant's route: created, taken, served; then deleted, taken, gone.
     state.set([shopRoute, poison(POISON_BACKOFF, 1), otherRoute]);

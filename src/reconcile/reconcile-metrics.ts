@@ -70,6 +70,17 @@ export function createReconcileMetrics(registry: Registry) {
       buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 1, 1.05, 1.1, 1.25, 1.5, 2, 5],
       registers: [registry],
     }),
+    culpritSearches: new Counter({
+      name: "edge_operator_culprit_searches_total",
+      help: "Searches for the route an xDS client of this process refused (reconcile/culprit-search.ts), by result: held (a route found and held back) or none (no one route could be shown to cause it).",
+      labelNames: ["result"] as const,
+      registers: [registry],
+    }),
+    culpritTrials: new Counter({
+      name: "edge_operator_culprit_trials_total",
+      help: "Trial pushes of the culprit searches: each a snapshot served to this process's clients and their answer awaited.",
+      registers: [registry],
+    }),
     builds: new Counter({
       name: "edge_operator_snapshot_builds_total",
       help: "Snapshot builds (a build whose inputs had not changed since the last is not made again), by whether its version differs from the previous build's.",

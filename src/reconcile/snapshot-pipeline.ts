@@ -73,7 +73,7 @@ const TRIAL_MS = 3_000;
 
 type PipelineMetrics = Pick<
   ReconcileMetrics,
-  "buildSeconds" | "builds" | "holdSeconds" | "pushes" | "pushSeconds"
+  "buildSeconds" | "builds" | "holdSeconds" | "pushes" | "pushSeconds" | "culpritSearches" | "culpritTrials"
 >;
 
 export class SnapshotPipeline {
@@ -215,6 +215,8 @@ export class SnapshotPipeline {
       }
     }
     const culprit = result.culprit;
+    this.metrics.culpritTrials.inc(trials);
+    this.metrics.culpritSearches.inc({ result: culprit === undefined ? "none" : "held" });
     if (culprit === undefined) {
       this.searched = version;
       log.warn(
