@@ -87,8 +87,8 @@ export class SnapshotPipeline {
   private readonly held = new Map<string, HeldRoute>();
   /** Moves with every hold added: a build reads them. */
   private holds = 0;
-  /** The live routes of the last snapshot every client took, by key: what a search's trials start from. */
-  private taken: ReadonlyMap<string, EdgeRouteV2> | undefined;
+  /** The live routes of the last snapshot every client took: what a search's trials start from. */
+  private taken: readonly EdgeRouteV2[] | undefined;
   /** The culprit search under way; no build is pushed meanwhile but its trials. */
   private search: Promise<void> | undefined;
   /** The last version searched without a culprit: not searched again. */
@@ -200,7 +200,7 @@ export class SnapshotPipeline {
     // would cut its traffic; so if that state is refused too (a client that
     // joined since refuses an older route), only a route the client's words
     // name is tried without it.
-    const taken = this.taken ?? programmedNow(live);
+    const taken = this.taken !== undefined ? routesByKey(this.taken) : programmedNow(live);
     const changed = changedSince(live, taken);
     let result = await findCulprit(changed, trialOf(changed), words);
     let trials = result.trials;
@@ -273,7 +273,8 @@ export class SnapshotPipeline {
             this.metrics.pushes.inc({ result });
             this.metrics.pushSeconds.observe({ result }, Number(process.hrtime.bigint() - started) / 1e9);
           }
-          if (res.ok && res.version === snapshot.version) this.taken = routesByKey(inputs.live);
+          // Kept as the list read (a search makes its map): a push at 10,000 routes builds none.
+          if (res.ok && res.version === snapshot.version) this.taken = inputs.live;
           if (!res.ok && res.reason === "Rejected")
             this.searchFor(state, plane, opts.log, res.version, schedule);
           if (!res.ok && res.reason === "PushFailed")
