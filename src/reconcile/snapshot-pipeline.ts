@@ -225,13 +225,13 @@ export class SnapshotPipeline {
       );
       return;
     }
-    // What the clients took of it before stays served: an edit a proxy refuses takes nothing down.
-    // Holds of routes since edited, deleted or made again are gone with this one's.
+    // Holds of routes since edited, deleted or made again go as this one comes.
     for (const [key, h] of this.held) {
       const now = all.find((r) => objectKeyOf(r) === key);
       if (now === undefined || now.metadata.uid !== h.uid || now.metadata.generation !== h.generation)
         this.held.delete(key);
     }
+    // What the clients took of it before stays served: an edit a proxy refuses takes nothing down.
     this.held.set(culprit.key, {
       uid: culprit.now.metadata.uid,
       generation: culprit.now.metadata.generation,
