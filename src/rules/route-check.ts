@@ -9,7 +9,6 @@
 import { fieldError, FieldPath, formatFieldError, type FieldError } from "../api/field-error.js";
 import type { EdgeRouteV2, RouteRule } from "../api/types.js";
 import { objectKey } from "../api/object-key.js";
-import { perObject } from "../api/per-object.js";
 import type { ServiceEndpoints } from "../routing/service-endpoints.js";
 import { validateRoute } from "./validate.js";
 
@@ -27,13 +26,14 @@ function metadataErrors(route: EdgeRouteV2): FieldError[] {
   return errors;
 }
 
-/** Every reason the route cannot be programmed whatever exists around it: admission's rules, as v2. */
+/**
+ * Every reason the route cannot be programmed whatever exists around it:
+ * admission's rules, as v2. A build asks once per route object
+ * (translate/model.ts keeps the answer with the object).
+ */
 export function routeProblems(route: EdgeRouteV2): readonly FieldError[] {
-  return perObject(problems, route, () => [...metadataErrors(route), ...validateRoute(route, "v2")]);
+  return [...metadataErrors(route), ...validateRoute(route, "v2")];
 }
-// The cache hands every build the same object until the route changes, so the
-// rules run once per route version, not once per build.
-const problems = new WeakMap<EdgeRouteV2, readonly FieldError[]>();
 
 /** Whether the route passes the rule set (routeProblems is empty). */
 export function isProgrammable(route: EdgeRouteV2): boolean {

@@ -2,7 +2,7 @@
 // process of its own with the chart's NODE_OPTIONS, and ten clients on
 // loopback: Envoy's subscriptions on both protocols, and a gRPC-like process
 // with a channel to each of the 500 hosts on both protocols. Each must hold
-// every route, cluster and endpoint set, the server must stay within 150 MiB,
+// every route, cluster and endpoint set, the server must stay within 155 MiB,
 // and a one-route change must reach a Delta client of every host as that one
 // host's route configuration, not the whole table. Needs `npm run build`.
 
@@ -15,7 +15,10 @@ import { startScaleServer, type ScaleServer } from "../xds/scale-process.js";
 
 const ROUTES = 10_000;
 const MIB = 1024 * 1024;
-const LIMIT = 150 * MIB;
+// 150 MiB until the snapshot's guard ran admission's rule set: this process
+// then loads ajv's compiled schemas too (3.5 MiB more live heap: 39.6-39.7
+// against 36.1-36.2 MiB), which the serve process always held for /validate.
+const LIMIT = 155 * MIB;
 
 const input = scaleInput(ROUTES, 1);
 const hosts = scaleHosts(input);
@@ -64,7 +67,7 @@ async function programmed(change: "base" | "route", k: number): Promise<number> 
 }
 
 describe("10,000 routes, 10 clients", () => {
-  it("every client holds every route, cluster and endpoint set, and the server stays within 150 MiB", async () => {
+  it("every client holds every route, cluster and endpoint set, and the server stays within 155 MiB", async () => {
     // Bounded: each program() waits at most 120 s for every client's ACK.
     for (let i = 0; i < 10 && (await server.clients()) < clients.length; i++)
       await new Promise((r) => setTimeout(r, 500));
