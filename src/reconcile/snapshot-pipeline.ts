@@ -226,8 +226,9 @@ export class SnapshotPipeline {
       return;
     }
     // Holds of routes since edited, deleted or made again go as this one comes.
+    const byKey = routesByKey(all);
     for (const [key, h] of this.held) {
-      const now = all.find((r) => objectKeyOf(r) === key);
+      const now = byKey.get(key);
       if (now === undefined || now.metadata.uid !== h.uid || now.metadata.generation !== h.generation)
         this.held.delete(key);
     }

@@ -41,7 +41,9 @@ export function isProgrammable(route: EdgeRouteV2): boolean {
 }
 
 /** The Services a rule sends to: its backends, then its mirrors'. */
-function backendsAndMirrors(rule: RouteRule): readonly { readonly name: string; readonly port: number }[] {
+export function backendsAndMirrors(
+  rule: RouteRule,
+): readonly { readonly name: string; readonly port: number }[] {
   if (rule.filters === undefined) return rule.backends;
   const mirrors = rule.filters.flatMap((f) => (f.type === "RequestMirror" ? [f.requestMirror.backend] : []));
   return mirrors.length === 0 ? rule.backends : [...rule.backends, ...mirrors];

@@ -18,11 +18,11 @@ import { HeaderSets, type HeaderSet } from "./header-sets.js";
 import { grpcUnapplied, type GrpcUnapplied } from "./grpc-unapplied.js";
 import { hasPolicies, isRedirectRule, perEntry, ruleForm, type RuleForm } from "./rule-filters.js";
 import { RouteActions } from "./route-actions.js";
-import { checkRoute, isProgrammable } from "../rules/route-check.js";
+import { backendsAndMirrors, checkRoute, isProgrammable } from "../rules/route-check.js";
 import { ageOrder, compareHostnames, creationTime, keyOrder, orderKeyOf } from "../routing/route-order.js";
 import type { ServiceEndpoints, SocketAddress } from "../routing/service-endpoints.js";
 import { claimTlsHosts, NO_TLS, type TlsModel } from "./tls-hosts.js";
-import { HELD_REASON, heldByStatus, holdOf, NO_HELD_ROUTES, type HeldRoutes } from "./held-routes.js";
+import { HELD_REASON, holdOf, NO_HELD_ROUTES, type HeldRoutes } from "./held-routes.js";
 import { NO_SECRETS, type TlsOutcome, type TlsSecrets } from "./tls-secrets.js";
 
 export type RejectReason = "Conflicted" | "ServiceNotFound" | "Invalid" | "HostFull" | "Rejected";
@@ -199,11 +199,6 @@ function programmable(route: EdgeRouteV2): boolean {
   return f !== NOT_PROGRAMMABLE;
 }
 
-/** The hold a route's status records; most routes' statuses are two conditions, looked at in place. */
-function statusHold(route: EdgeRouteV2): string | undefined {
-  return route.status?.conditions === undefined ? undefined : heldByStatus(route);
-}
-
 /**
  * A valid route's weight by itself (routeBytes), as admission measures it
  * before the route exists: its Services are taken to exist, which the weight
@@ -213,10 +208,7 @@ export function weighRoute(route: EdgeRouteV2): number {
   const namespace = route.metadata.namespace ?? "";
   const services = new Map<string, ServiceEndpoints>();
   for (const rule of route.spec.rules) {
-    const mirrors = (rule.filters ?? []).flatMap((f) =>
-      f.type === "RequestMirror" ? [f.requestMirror.backend] : [],
-    );
-    for (const b of [...rule.backends, ...mirrors]) {
+    for (const b of backendsAndMirrors(rule)) {
       const key = `${namespace}/${b.name}`;
       const ports = services.get(key)?.ports ?? [];
       services.set(key, { ports: [...ports, { port: b.port, addresses: [] }] });
@@ -428,7 +420,7 @@ function claimRoutes(
     // the clients took before, where this process knows it (held-routes.ts),
     // else nothing: younger routes may take its matches.
     const current = routes[index] as EdgeRouteV2;
-    const hold = held.size === 0 ? statusHold(current) : holdOf(current, key, held);
+    const hold = holdOf(current, key, held);
     const heldOutcome: RouteOutcome | undefined =
       hold === undefined ? undefined : { key, accepted: false, reason: HELD_REASON, message: hold };
     const route = hold === undefined ? current : held.get(key)?.served;

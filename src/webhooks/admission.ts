@@ -133,10 +133,12 @@ function sizeErrors(
   version: Version,
   conflicts: Pick<ConflictIndex, "olderWeight"> | undefined,
 ): FieldError[] {
-  const v2 =
-    version === "v2" ? (obj as unknown as EdgeRouteV2) : convert(obj as unknown as EdgeRoute, API_VERSION_V2);
-  const route = "ok" in v2 ? (v2.ok ? (v2.object as EdgeRouteV2) : undefined) : v2;
-  if (route === undefined) return [];
+  let route = obj as unknown as EdgeRouteV2;
+  if (version === "v1") {
+    const converted = convert(obj as unknown as EdgeRoute, API_VERSION_V2);
+    if (!converted.ok) return [];
+    route = converted.object as EdgeRouteV2;
+  }
   const withNamespace: EdgeRouteV2 = {
     ...route,
     metadata: { ...route.metadata, namespace: request.namespace ?? route.metadata.namespace },
